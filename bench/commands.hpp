@@ -1,0 +1,12 @@
+#pragma once
+// The subcommands of cala-bench; each adds itself to the CLI and runs when selected.
+// Every subcommand prints one JSON object per result on stdout (human progress on stderr).
+
+#include <CLI/CLI.hpp>
+
+namespace cala::bench {
+
+void add_gemm_command(CLI::App& app);     // bench/gemm_bench.cpp
+void add_stencil_command(CLI::App& app);  // bench/stencil_bench.cpp
+
+}  // namespace cala::bench

@@ -1,0 +1,13 @@
+#pragma once
+// Everything public in cala.
+
+#include "cala/comm.hpp"
+#include "cala/error.hpp"
+#include "cala/gemm.hpp"
+#include "cala/grid.hpp"
+#include "cala/layout.hpp"
+#include "cala/matrix.hpp"
+#include "cala/memory.hpp"
+#include "cala/model.hpp"
+#include "cala/runtime.hpp"
+#include "cala/types.hpp"

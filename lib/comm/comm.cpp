@@ -1,0 +1,192 @@
+#include "cala/comm.hpp"
+
+#include <algorithm>
+#include <complex>
+#include <utility>
+
+#include "comm/mpi_type.hpp"
+#include "comm/traffic.hpp"
+#include "core/check.hpp"
+
+namespace cala {
+
+// ---- Request ----------------------------------------------------------------------------
+
+Request& Request::operator=(Request&& o) noexcept {
+    if (this != &o) {
+        if (r_ != MPI_REQUEST_NULL) MPI_Wait(&r_, MPI_STATUS_IGNORE);
+        r_ = std::exchange(o.r_, MPI_REQUEST_NULL);
+    }
+    return *this;
+}
+
+Request::~Request() {
+    // A buffer may still be in use by MPI: finish the operation, never throw.
+    if (r_ != MPI_REQUEST_NULL) MPI_Wait(&r_, MPI_STATUS_IGNORE);
+}
+
+void Request::wait() {
+    if (r_ != MPI_REQUEST_NULL) CALA_CHECK_MPI(MPI_Wait(&r_, MPI_STATUS_IGNORE));
+}
+
+bool Request::test() {
+    if (r_ == MPI_REQUEST_NULL) return true;
+    int flag = 0;
+    CALA_CHECK_MPI(MPI_Test(&r_, &flag, MPI_STATUS_IGNORE));
+    return flag != 0;
+}
+
+void wait_all(std::span<Request> rs) {
+    for (auto& r : rs) r.wait();
+}
+
+void test_all(std::span<Request> rs) {
+    for (auto& r : rs) r.test();
+}
+
+// ---- Comm -------------------------------------------------------------------------------
+
+Comm::Comm(MPI_Comm c, bool owned) : comm_(c), owned_(owned) {
+    if (c != MPI_COMM_NULL) {
+        CALA_CHECK_MPI(MPI_Comm_rank(c, &rank_));
+        CALA_CHECK_MPI(MPI_Comm_size(c, &size_));
+    }
+}
+
+Comm Comm::borrow(MPI_Comm c) { return Comm(c, false); }
+Comm Comm::adopt(MPI_Comm c) { return Comm(c, true); }
+
+Comm::Comm(Comm&& o) noexcept
+    : comm_(std::exchange(o.comm_, MPI_COMM_NULL)), owned_(std::exchange(o.owned_, false)),
+      rank_(o.rank_), size_(o.size_) {}
+
+Comm& Comm::operator=(Comm&& o) noexcept {
+    if (this != &o) {
+        release();
+        comm_ = std::exchange(o.comm_, MPI_COMM_NULL);
+        owned_ = std::exchange(o.owned_, false);
+        rank_ = o.rank_;
+        size_ = o.size_;
+    }
+    return *this;
+}
+
+Comm::~Comm() { release(); }
+
+void Comm::release() noexcept {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (owned_ && comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm_);
+    comm_ = MPI_COMM_NULL;
+    owned_ = false;
+}
+
+Comm Comm::dup() const {
+    MPI_Comm c = MPI_COMM_NULL;
+    CALA_CHECK_MPI(MPI_Comm_dup(comm_, &c));
+    return adopt(c);
+}
+
+Comm Comm::split(int color, int key) const {
+    MPI_Comm c = MPI_COMM_NULL;
+    CALA_CHECK_MPI(MPI_Comm_split(comm_, color, key, &c));
+    return adopt(c);
+}
+
+void Comm::barrier() const { CALA_CHECK_MPI(MPI_Barrier(comm_)); }
+
+template <class T>
+Request Comm::ibcast(T* buf, std::int64_t count, int root) const {
+    if (size_ == 1 || count == 0) return {};
+    MPI_Request r;
+    CALA_CHECK_MPI(MPI_Ibcast_c(buf, count, detail::mpi_type<T>(), root, comm_, &r));
+    if (rank_ == root) detail::count_sent(count, count * std::int64_t(sizeof(T)));
+    else detail::count_recv(count, count * std::int64_t(sizeof(T)));
+    return Request(r);
+}
+
+template <class T>
+Request Comm::ireduce_sum(const T* send, T* recv, std::int64_t count, int root) const {
+    if (count == 0) return {};
+    if (size_ == 1) {
+        if (send != recv) std::copy(send, send + count, recv);
+        return {};
+    }
+    const void* s = (rank_ == root && send == recv) ? MPI_IN_PLACE : static_cast<const void*>(send);
+    MPI_Request r;
+    CALA_CHECK_MPI(MPI_Ireduce_c(s, recv, count, detail::mpi_type<T>(), MPI_SUM, root, comm_, &r));
+    if (rank_ == root) detail::count_recv(count, count * std::int64_t(sizeof(T)));
+    else detail::count_sent(count, count * std::int64_t(sizeof(T)));
+    return Request(r);
+}
+
+template <class T>
+Request Comm::iallreduce_sum(T* buf, std::int64_t count) const {
+    if (size_ == 1 || count == 0) return {};
+    MPI_Request r;
+    CALA_CHECK_MPI(MPI_Iallreduce_c(MPI_IN_PLACE, buf, count, detail::mpi_type<T>(), MPI_SUM, comm_, &r));
+    detail::count_sent(count, count * std::int64_t(sizeof(T)));
+    detail::count_recv(count, count * std::int64_t(sizeof(T)));
+    return Request(r);
+}
+
+template <class T>
+Request Comm::isend(const T* buf, std::int64_t count, int dest, int tag) const {
+    MPI_Request r;
+    CALA_CHECK_MPI(MPI_Isend_c(buf, count, detail::mpi_type<T>(), dest, tag, comm_, &r));
+    if (dest != rank_) detail::count_sent(count, count * std::int64_t(sizeof(T)));
+    return Request(r);
+}
+
+template <class T>
+Request Comm::irecv(T* buf, std::int64_t count, int src, int tag) const {
+    MPI_Request r;
+    CALA_CHECK_MPI(MPI_Irecv_c(buf, count, detail::mpi_type<T>(), src, tag, comm_, &r));
+    if (src != rank_) detail::count_recv(count, count * std::int64_t(sizeof(T)));
+    return Request(r);
+}
+
+void Comm::agree(const std::string& local_error, std::uint64_t fingerprint, const char* what) const {
+    // One allreduce(MAX) of {-first failing rank, -fingerprint, fingerprint}; then, only when
+    // something failed, the failing rank broadcasts its message.
+    const std::int64_t fp = static_cast<std::int64_t>(fingerprint >> 1);
+    std::int64_t v[3] = {-(local_error.empty() ? size_ : rank_), -fp, fp};
+    if (size_ > 1) {
+        CALA_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_INT64_T, MPI_MAX, comm_));
+        detail::count_control();
+    }
+    const int failing = static_cast<int>(-v[0]);
+    if (failing < size_) {
+        std::int64_t len = rank_ == failing ? static_cast<std::int64_t>(local_error.size()) : 0;
+        std::string msg = local_error;
+        if (size_ > 1) {
+            CALA_CHECK_MPI(MPI_Bcast(&len, 1, MPI_INT64_T, failing, comm_));
+            msg.resize(static_cast<std::size_t>(len));
+            CALA_CHECK_MPI(MPI_Bcast(msg.data(), static_cast<int>(len), MPI_CHAR, failing, comm_));
+            detail::count_control();
+        }
+        throw Error(msg);
+    }
+    if (-v[1] != v[2])
+        throw Error(std::string(what) +
+                    ": ranks passed different arguments (sizes, layouts, scalars or options)");
+}
+
+int mpi_thread_level() {
+    int level = MPI_THREAD_SINGLE;
+    CALA_CHECK_MPI(MPI_Query_thread(&level));
+    return level;
+}
+
+#define CALA_COMM_INST(T)                                                                   \
+    template Request Comm::ibcast<T>(T*, std::int64_t, int) const;                           \
+    template Request Comm::ireduce_sum<T>(const T*, T*, std::int64_t, int) const;            \
+    template Request Comm::iallreduce_sum<T>(T*, std::int64_t) const;                        \
+    template Request Comm::isend<T>(const T*, std::int64_t, int, int) const;                 \
+    template Request Comm::irecv<T>(T*, std::int64_t, int, int) const;
+CALA_FOR_EACH_TYPE(CALA_COMM_INST)
+CALA_COMM_INST(int)
+CALA_COMM_INST(std::int64_t)
+CALA_COMM_INST(char)
+
+}  // namespace cala

@@ -1,0 +1,105 @@
+// cala::gemm -> plan (gemm/plan, model/) -> summa_c | summa_a | summa_b -> kernels::gemm (BLIS)
+
+#include "cala/gemm.hpp"
+
+#include "cala/model.hpp"
+#include "core/check.hpp"
+#include "core/workspace.hpp"
+#include "gemm/summa_common.hpp"
+#include "matrix/redistribute_impl.hpp"
+
+namespace cala {
+
+const char* to_string(Variant v) noexcept {
+    switch (v) {
+        case Variant::StationaryC: return "C";
+        case Variant::StationaryA: return "A";
+        case Variant::StationaryB: return "B";
+        default: return "auto";
+    }
+}
+
+namespace {
+
+template <class T>
+std::string check_gemm(Op op_a, Op op_b, const MatrixRef<T>& a, const MatrixRef<T>& b, const MatrixRef<T>& c,
+                       const GemmOptions& o) {
+    using detail::cat;
+    std::string e = detail::check_same_grid("gemm", "A", a.grid(), a.layout(), c.grid());
+    if (e.empty()) e = detail::check_same_grid("gemm", "B", b.grid(), b.layout(), c.grid());
+    if (e.empty()) e = detail::check_same_grid("gemm", "C", c.grid(), c.layout(), c.grid());
+    if (!e.empty()) return e;
+    const index_t ma = op_a == Op::N ? a.m() : a.n(), ka = op_a == Op::N ? a.n() : a.m();
+    const index_t kb = op_b == Op::N ? b.m() : b.n(), nb = op_b == Op::N ? b.n() : b.m();
+    if (ka != kb) return cat("gemm: k of op(A) is ", ka, " but k of op(B) is ", kb);
+    if (ma != c.m()) return cat("gemm: op(A) has ", ma, " rows but C has ", c.m());
+    if (nb != c.n()) return cat("gemm: op(B) has ", nb, " columns but C has ", c.n());
+    if (o.lookahead < 0 || o.lookahead > 64) return cat("gemm: lookahead is ", o.lookahead, ", must be in [0, 64]");
+    if (o.panel_width < 0) return cat("gemm: panel_width is ", o.panel_width, ", must be >= 0");
+    if (o.variant < Variant::Auto || o.variant > Variant::StationaryB)
+        return cat("gemm: variant is ", static_cast<int>(o.variant), ", not a Variant");
+    for (auto [name, x] : {std::pair{"A", &a}, std::pair{"B", &b}, std::pair{"C", &c}})
+        if (e = detail::check_local("gemm", name, *x); !e.empty()) return e;
+    return {};
+}
+
+template <class T>
+std::uint64_t gemm_fingerprint(Op op_a, Op op_b, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, T beta,
+                               const MatrixRef<T>& c, const GemmOptions& o) {
+    using detail::fingerprint;
+    std::uint64_t h = 1469598103934665603ull;
+    const int ops[2] = {static_cast<int>(op_a), static_cast<int>(op_b)};
+    h = fingerprint(h, ops, sizeof ops);
+    h = fingerprint(fingerprint(fingerprint(h, a.layout()), b.layout()), c.layout());
+    h = fingerprint(fingerprint(h, &alpha, sizeof alpha), &beta, sizeof beta);
+    const std::int64_t opt[3] = {static_cast<int>(o.variant), o.lookahead, o.panel_width};
+    return fingerprint(h, opt, sizeof opt);
+}
+
+// The operand the kernel reads: the user's matrix, or a redistributed copy in `store`.
+template <class T>
+MatrixRef<T> materialize(const detail::Operand& x, const MatrixRef<T>& user, detail::Buffer<T>& store) {
+    if (!x.moves) return user;
+    const Grid2D& g = user.grid();
+    const index_t m_loc = x.layout.rows.local_size(g.row()), n_loc = x.layout.cols.local_size(g.col());
+    store = detail::Buffer<T>(m_loc * n_loc);
+    MatrixRef<T> dst(g, x.layout, store.data(), std::max<index_t>(m_loc, 1));
+    detail::redistribute_unchecked(x.redist_op, user, dst);
+    return dst;
+}
+
+}  // namespace
+
+template <class T>
+void gemm(Op op_a, Op op_b, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, T beta, const MatrixRef<T>& c,
+          const GemmOptions& opts) {
+    const std::string err = check_gemm(op_a, op_b, a, b, c, opts);
+    const std::uint64_t fp = err.empty() ? gemm_fingerprint(op_a, op_b, alpha, a, b, beta, c, opts) : 0;
+    c.grid().comm().agree(err, fp, "gemm");
+
+    const index_t k = op_a == Op::N ? a.n() : a.m();
+    if (c.m() == 0 || c.n() == 0) return;
+    if (k == 0) {
+        kernels::scale(c.m_loc(), c.n_loc(), beta, c.data(), c.ld());
+        return;
+    }
+    const Variant v = opts.variant == Variant::Auto
+                          ? choose_gemm_variant(op_a, op_b, a.layout(), b.layout(), c.layout(), opts)
+                          : opts.variant;
+    const auto plan = detail::plan_gemm_2d(op_a, op_b, a.layout(), b.layout(), c.layout(), v, opts);
+    detail::Buffer<T> astore, bstore;
+    const MatrixRef<T> a2 = materialize(plan.a, a, astore);
+    const MatrixRef<T> b2 = materialize(plan.b, b, bstore);
+    switch (v) {
+        case Variant::StationaryA: detail::summa_a(plan, alpha, a2, b2, beta, c); break;
+        case Variant::StationaryB: detail::summa_b(plan, alpha, a2, b2, beta, c); break;
+        default: detail::summa_c(plan, alpha, a2, b2, beta, c); break;
+    }
+}
+
+#define CALA_INST(T)                                                                                     \
+    template void gemm<T>(Op, Op, T, const MatrixRef<T>&, const MatrixRef<T>&, T, const MatrixRef<T>&,     \
+                          const GemmOptions&);
+CALA_FOR_EACH_TYPE(CALA_INST)
+
+}  // namespace cala

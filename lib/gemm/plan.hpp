@@ -1,0 +1,44 @@
+#pragma once
+// Which operands a SUMMA variant moves, and into which layouts. Pure arithmetic, shared by the
+// driver (lib/gemm/gemm.cpp) and the cost model (lib/model/gemm_model.cpp).
+//
+//   variant  stays  needs
+//   C        C      A' = op(A) with C's rows;  B' = op(B) with C's columns; k blocked alike
+//   A        A'     A' = op(A) with C's rows;  Bt (n x k), op(B) = kop(Bt), Bt's columns = A''s
+//                   columns, Bt's rows blocked like C's columns
+//   B        B'     B' = op(B) with C's cols;  At (k x m), op(A) = kop(At), At's rows = B''s
+//                   rows, At's columns blocked like C's rows
+// An operand "moves" (is redistributed, counted in traffic) only when the user's layout and op
+// do not already give what the variant needs; otherwise the kernel reads the user's memory.
+
+#include <utility>
+#include <vector>
+
+#include "cala/gemm.hpp"
+#include "cala/layout.hpp"
+
+namespace cala::detail {
+
+struct Operand {
+    bool moves = false;    ///< redistributed with redist_op into `layout`
+    Op redist_op = Op::N;  ///< op applied by the redistribution
+    Op kernel_op = Op::N;  ///< op the kernel applies to the stored operand (A/B-stationary only)
+    BlockCyclic layout;    ///< layout the kernel reads
+};
+
+struct GemmPlan {
+    Variant variant = Variant::StationaryC;
+    Operand a, b;         ///< C: A', B'.  A: A', Bt.  B: At, B'.
+    index_t panel_width;  ///< target width of one step along the looped dimension
+    int lookahead;
+};
+
+GemmPlan plan_gemm_2d(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
+                      Variant v, const GemmOptions& opts);
+
+/// Consecutive block ranges [b0, b1) of d, each at least `width` wide (except the last).
+std::vector<std::pair<index_t, index_t>> panel_groups(const Dist1D& d, index_t width);
+/// Widest group, in indices.
+index_t max_group_width(const Dist1D& d, const std::vector<std::pair<index_t, index_t>>& groups);
+
+}  // namespace cala::detail

@@ -1,0 +1,83 @@
+// Stationary-C SUMMA: C stays; the panels of A' and B' along k travel.
+//
+// Step over groups of k-blocks. For each k-block l of the group, the owner column of A''s block
+// column l broadcasts its m_loc x w piece along its process row, the owner row of B''s block
+// row l broadcasts its w x n_loc piece (packed transposed) along its process column; then every
+// rank adds A'(:, group) · B'(group, :) to its C. Groups up to `lookahead` ahead are in flight.
+//
+//   2 x 2 grid, k-blocks 0..3, A' k-block l on column l mod 2, B' k-block l on row l mod 2:
+//   step l=0: (r,0) -> (r,1) A'(r-rows, 0);  (0,c) -> (1,c) B'(0, c-cols)
+//   step l=1: (r,1) -> (r,0) A'(r-rows, 1);  (1,c) -> (0,c) B'(1, c-cols)
+
+#include "core/workspace.hpp"
+#include "gemm/summa_common.hpp"
+
+namespace cala::detail {
+
+template <class T>
+void summa_c(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, T beta,
+             const MatrixRef<T>& c) {
+    const Grid2D& grid = c.grid();
+    const int p = grid.p(), q = grid.q(), r = grid.row(), cc = grid.col();
+    const index_t m_loc = c.m_loc(), n_loc = c.n_loc();
+    const Dist1D& ka = a.layout().cols;  // k blocked alike in A' (over q) and B' (over p)
+    const Dist1D& kb = b.layout().rows;
+    const auto groups = panel_groups(ka, plan.panel_width);
+    const index_t ng = static_cast<index_t>(groups.size());
+    if (ng == 0) {
+        kernels::scale(m_loc, n_loc, beta, c.data(), c.ld());
+        return;
+    }
+    const index_t wmax = max_group_width(ka, groups);
+    const index_t slots = std::min<index_t>(plan.lookahead + 1, ng);
+    const bool bcast_a = q > 1 && m_loc > 0, bcast_b = p > 1 && n_loc > 0;
+    Buffer<T> abuf(bcast_a ? slots * m_loc * wmax : 0), bbuf(bcast_b ? slots * n_loc * wmax : 0);
+    InFlight fl;
+
+    auto post = [&](index_t g) {
+        const index_t s = g % slots;
+        const auto [k0, k1] = group_span(ka, groups[g]);
+        std::vector<Request> reqs;
+        for (index_t l = groups[g].first; l < groups[g].second; ++l) {
+            const index_t off = ka.block_start(l) - k0, w = ka.block_size(l);
+            if (bcast_a) {
+                T* dst = abuf.data() + s * m_loc * wmax + off * m_loc;
+                const int root = ka.block_owner(l);
+                if (cc == root)
+                    kernels::copy(Op::N, m_loc, w, &a.local(0, ka.to_local(ka.block_start(l))), a.ld(), dst, m_loc);
+                reqs.push_back(grid.row_comm().ibcast(dst, m_loc * w, root));
+            }
+            if (bcast_b) {
+                T* dst = bbuf.data() + s * n_loc * wmax + off * n_loc;  // B'(l, :) transposed
+                const int root = kb.block_owner(l);
+                if (r == root)
+                    kernels::copy(Op::T, w, n_loc, &b.local(kb.to_local(kb.block_start(l)), 0), b.ld(), dst, n_loc);
+                reqs.push_back(grid.col_comm().ibcast(dst, n_loc * w, root));
+            }
+        }
+        fl.steps.push_back(std::move(reqs));
+    };
+
+    for (index_t g = 0; g < std::min<index_t>(plan.lookahead, ng); ++g) post(g);
+    for (index_t g = 0; g < ng; ++g) {
+        if (g + plan.lookahead < ng) post(g + plan.lookahead);
+        wait_all(fl.steps.front());
+        fl.steps.pop_front();
+        const index_t s = g % slots;
+        const auto [k0, k1] = group_span(ka, groups[g]);
+        const T* ap = q > 1 ? abuf.data() + s * m_loc * wmax : &a.local(0, ka.to_local(k0));
+        const index_t lda = q > 1 ? std::max<index_t>(m_loc, 1) : a.ld();
+        const T* bp = p > 1 ? bbuf.data() + s * n_loc * wmax : &b.local(kb.to_local(k0), 0);
+        const index_t ldb = p > 1 ? std::max<index_t>(n_loc, 1) : b.ld();
+        const Op opb = p > 1 ? Op::T : Op::N;
+        gemm_with_progress(fl, Op::N, opb, m_loc, n_loc, k1 - k0, alpha, ap, lda, bp, ldb, g == 0 ? beta : T(1),
+                           c.data(), c.ld());
+    }
+}
+
+#define CALA_INST(T)                                                                                   \
+    template void summa_c<T>(const GemmPlan&, T, const MatrixRef<T>&, const MatrixRef<T>&, T,           \
+                             const MatrixRef<T>&);
+CALA_FOR_EACH_TYPE(CALA_INST)
+
+}  // namespace cala::detail

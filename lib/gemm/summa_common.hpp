@@ -1,0 +1,64 @@
+#pragma once
+// Shared machinery of the three SUMMA variants: the plan's operands as views, and a local GEMM
+// that keeps MPI progressing on the pending panels while it runs.
+
+#include <algorithm>
+#include <deque>
+#include <vector>
+
+#include "cala/comm.hpp"
+#include "cala/matrix.hpp"
+#include "gemm/plan.hpp"
+#include "kernels/blas.hpp"
+
+namespace cala::detail {
+
+/// The requests of the panels in flight, polled between chunks of the local GEMM (MPI only
+/// progresses inside MPI calls, and the rank's cores are all busy in the GEMM).
+struct InFlight {
+    std::deque<std::vector<Request>> steps;  ///< panel broadcasts, one entry per group
+    std::deque<std::vector<Request>> reds;   ///< partial-C reductions, one entry per group
+    void poll() {
+        for (auto* q : {&steps, &reds})
+            for (auto& s : *q) test_all(s);
+    }
+    bool empty() const {
+        for (const auto* q : {&steps, &reds})
+            for (const auto& s : *q)
+                for (const auto& r : s)
+                    if (!r.done()) return false;
+        return true;
+    }
+};
+
+/// c := alpha·op(a)·op(b) + beta·c, split along n into chunks with MPI progress in between.
+template <class T>
+void gemm_with_progress(InFlight& fl, Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a,
+                        index_t lda, const T* b, index_t ldb, T beta, T* c, index_t ldc) {
+    constexpr index_t kMinChunk = 256, kMaxChunks = 8;
+    const index_t chunks = fl.empty() ? 1 : std::clamp<index_t>(n / kMinChunk, 1, kMaxChunks);
+    const index_t w = (n + chunks - 1) / chunks;
+    for (index_t j = 0; j < n; j += w) {
+        const index_t nj = std::min(w, n - j);
+        const T* bj = op_b == Op::N ? b + j * ldb : b + j;
+        kernels::gemm(op_a, op_b, m, nj, k, alpha, a, lda, bj, ldb, beta, c + j * ldc, ldc);
+        fl.poll();
+    }
+}
+
+/// Column range [g0, g1) of a group of blocks [b0, b1) of d.
+inline std::pair<index_t, index_t> group_span(const Dist1D& d, std::pair<index_t, index_t> grp) {
+    return {d.block_start(grp.first), d.block_start(grp.second - 1) + d.block_size(grp.second - 1)};
+}
+
+template <class T>
+void summa_c(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, T beta,
+             const MatrixRef<T>& c);
+template <class T>
+void summa_a(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& bt, T beta,
+             const MatrixRef<T>& c);
+template <class T>
+void summa_b(const GemmPlan& plan, T alpha, const MatrixRef<T>& at, const MatrixRef<T>& b, T beta,
+             const MatrixRef<T>& c);
+
+}  // namespace cala::detail

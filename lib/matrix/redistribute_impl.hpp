@@ -1,0 +1,26 @@
+#pragma once
+// Internal helpers shared by the collective entry points: argument checks and the unchecked
+// redistribution that algorithms call after their own (collective) validation.
+
+#include <cstdint>
+#include <string>
+
+#include "cala/matrix.hpp"
+
+namespace cala::detail {
+
+template <class T>
+void redistribute_unchecked(Op op, const MatrixRef<T>& src, const MatrixRef<T>& dst);
+
+/// Empty if `l` fits grid `g` and g is the same grid as `ref`; else a message naming `name`.
+std::string check_same_grid(const char* fn, const char* name, const Grid2D& g, const BlockCyclic& l,
+                            const Grid2D& ref);
+/// Empty if the local storage of `a` is usable (no null pointer with data, ld large enough).
+template <class T>
+std::string check_local(const char* fn, const char* name, const MatrixRef<T>& a);
+
+/// FNV-1a fingerprint of arguments that every rank must pass alike.
+std::uint64_t fingerprint(std::uint64_t h, const void* data, std::size_t bytes);
+std::uint64_t fingerprint(std::uint64_t h, const BlockCyclic& l);
+
+}  // namespace cala::detail

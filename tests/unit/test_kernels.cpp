@@ -1,0 +1,86 @@
+// Host BLAS wrappers against a naive reference, for the four types and every op pair.
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/blas.hpp"
+
+using cala::index_t;
+using cala::Op;
+
+namespace {
+template <class T>
+T rnd(std::mt19937_64& g) {
+    std::uniform_real_distribution<cala::real_t<T>> u(-1, 1);
+    if constexpr (cala::is_complex_v<T>) return T(u(g), u(g));
+    else return u(g);
+}
+template <class T>
+T at(Op op, const std::vector<T>& x, index_t ld, index_t i, index_t j) {
+    return op == Op::N ? x[i + j * ld] : cala::conj_if(x[j + i * ld], op == Op::C);
+}
+}  // namespace
+
+TEST_CASE_TEMPLATE("kernels::gemm matches the naive product for every op pair", T, float, double,
+                   std::complex<float>, std::complex<double>) {
+    std::mt19937_64 g(std::random_device{}());
+    const index_t m = 23, n = 17, k = 31;
+    for (Op oa : {Op::N, Op::T, Op::C})
+        for (Op ob : {Op::N, Op::T, Op::C}) {
+            const index_t lda = (oa == Op::N ? m : k) + 3, ldb = (ob == Op::N ? k : n) + 2, ldc = m + 1;
+            std::vector<T> a(lda * (oa == Op::N ? k : m)), b(ldb * (ob == Op::N ? n : k)), c(ldc * n);
+            for (auto& x : a) x = rnd<T>(g);
+            for (auto& x : b) x = rnd<T>(g);
+            for (auto& x : c) x = rnd<T>(g);
+            const T alpha = rnd<T>(g), beta = rnd<T>(g);
+            auto c0 = c;
+
+            cala::kernels::gemm(oa, ob, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
+
+            double err = 0;
+            for (index_t j = 0; j < n; ++j)
+                for (index_t i = 0; i < m; ++i) {
+                    std::complex<double> s = 0;
+                    for (index_t l = 0; l < k; ++l)
+                        s += std::complex<double>(at(oa, a, lda, i, l)) * std::complex<double>(at(ob, b, ldb, l, j));
+                    const auto ref = std::complex<double>(alpha) * s + std::complex<double>(beta) * std::complex<double>(c0[i + j * ldc]);
+                    err = std::max(err, std::abs(ref - std::complex<double>(c[i + j * ldc])));
+                }
+            CAPTURE(cala::op_char(oa));
+            CAPTURE(cala::op_char(ob));
+            CHECK(err < 4 * (k + 2) * double(cala::eps<T>()) * k);
+        }
+}
+
+TEST_CASE_TEMPLATE("kernels::gemm with beta = 0 does not read C", T, float, double, std::complex<float>,
+                   std::complex<double>) {
+    const index_t m = 9, n = 7, k = 5;
+    std::vector<T> a(m * k, T(1)), b(k * n, T(2)), c(m * n, T(std::numeric_limits<cala::real_t<T>>::quiet_NaN()));
+
+    cala::kernels::gemm(Op::N, Op::N, m, n, k, T(1), a.data(), m, b.data(), k, T(0), c.data(), m);
+
+    for (const T& x : c) REQUIRE(x == T(2 * k));
+}
+
+TEST_CASE_TEMPLATE("kernels::copy and kernels::add apply op", T, double, std::complex<double>) {
+    std::mt19937_64 g(3);
+    const index_t m = 37, n = 45;
+    std::vector<T> a(m * n), t(n * m), c(n * m), c0;
+    for (auto& x : a) x = rnd<T>(g);
+    for (auto& x : c) x = rnd<T>(g);
+    c0 = c;
+
+    cala::kernels::copy(Op::C, m, n, a.data(), m, t.data(), n);
+    cala::kernels::add(Op::C, n, m, a.data(), m, T(2), c.data(), n);
+
+    for (index_t i = 0; i < m; ++i)
+        for (index_t j = 0; j < n; ++j) {
+            REQUIRE(t[j + i * n] == cala::conj_if(a[i + j * m], true));
+            REQUIRE(std::abs(c[j + i * n] - (cala::conj_if(a[i + j * m], true) + T(2) * c0[j + i * n])) < 1e-14);
+        }
+}
