@@ -4,9 +4,12 @@
 
 #include <blis.h>
 #include <cpuid.h>
+#include <mpi.h>
 #include <omp.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <string>
 
 namespace cala {
 
@@ -22,22 +25,50 @@ unsigned amd_family() {
     return base == 0xf ? base + ext : base;
 }
 
-// Runs before main, so before BLIS reads its environment on first use.
+// Runs before main, so before BLIS reads its environment on first use. BLIS 0.9 reads
+// BLIS_ARCH_TYPE as a number (an arch_t id); a name is silently read as 0.
 [[gnu::constructor]] void select_blis_kernels() {
     if (std::getenv("BLIS_ARCH_TYPE") != nullptr) return;
     if (const char* forced = std::getenv("CALA_BLIS_ARCH")) {
         setenv("BLIS_ARCH_TYPE", forced, 1);
         return;
     }
-    // BLIS 0.9 knows AMD families up to 0x19 (Zen 3/4); newer ones get generic kernels,
-    // six times slower. Zen 5 (0x1A) runs the zen3 kernels at full speed.
-    if (amd_family() >= 0x1a) setenv("BLIS_ARCH_TYPE", "zen3", 1);
+    // BLIS 0.9 knows AMD families up to 0x19 (Zen 3/4); newer ones get the generic kernels,
+    // twenty times slower. Zen 5 (0x1A) executes 512-bit FMAs natively: the skx kernels fit.
+    if (amd_family() < 0x1a) return;
+    const arch_t id = __builtin_cpu_supports("avx512f") ? BLIS_ARCH_SKX : BLIS_ARCH_ZEN3;
+    setenv("BLIS_ARCH_TYPE", std::to_string(static_cast<int>(id)).c_str(), 1);
 }
 
 }  // namespace
 
-std::string blas_kernel_name() { return bli_arch_string(bli_arch_query_id()); }
+std::string blas_kernel_name() {
+    bli_init();  // idempotent; the arch query needs BLIS's kernel structure
+    return bli_arch_string(bli_arch_query_id());
+}
 
 int local_threads() { return omp_get_max_threads(); }
+
+Environment::Environment(int& argc, char**& argv) {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) {
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided_);
+        owns_ = true;
+    } else {
+        MPI_Query_thread(&provided_);
+    }
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (provided_ < MPI_THREAD_FUNNELED && rank == 0)
+        std::fprintf(stderr, "cala: MPI provides thread level %d < MPI_THREAD_FUNNELED; run with one thread per rank\n",
+                     provided_);
+}
+
+Environment::~Environment() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (owns_ && !finalized) MPI_Finalize();
+}
 
 }  // namespace cala

@@ -4,6 +4,8 @@
 // column l broadcasts its m_loc x w piece along its process row, the owner row of B''s block
 // row l broadcasts its w x n_loc piece (packed transposed) along its process column; then every
 // rank adds A'(:, group) · B'(group, :) to its C. Groups up to `lookahead` ahead are in flight.
+// A rank whose own A' piece is contiguous in its memory broadcasts it from there and multiplies
+// it from there; pieces it receives land side by side in a panel slot and go to one GEMM.
 //
 //   2 x 2 grid, k-blocks 0..3, A' k-block l on column l mod 2, B' k-block l on row l mod 2:
 //   step l=0: (r,0) -> (r,1) A'(r-rows, 0);  (0,c) -> (1,c) B'(0, c-cols)
@@ -34,6 +36,11 @@ void summa_c(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const MatrixR
     Buffer<T> abuf(bcast_a ? slots * m_loc * wmax : 0), bbuf(bcast_b ? slots * n_loc * wmax : 0);
     InFlight fl;
 
+    // An own A' block that is contiguous in the user's memory is sent and used from there.
+    const bool own_in_place = a.ld() == m_loc;
+    auto in_place = [&](index_t l) { return q > 1 && own_in_place && ka.block_owner(l) == cc; };
+    auto a_piece = [&](index_t l) { return &a.local(0, ka.to_local(ka.block_start(l))); };
+
     auto post = [&](index_t g) {
         const index_t s = g % slots;
         const auto [k0, k1] = group_span(ka, groups[g]);
@@ -41,10 +48,9 @@ void summa_c(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const MatrixR
         for (index_t l = groups[g].first; l < groups[g].second; ++l) {
             const index_t off = ka.block_start(l) - k0, w = ka.block_size(l);
             if (bcast_a) {
-                T* dst = abuf.data() + s * m_loc * wmax + off * m_loc;
                 const int root = ka.block_owner(l);
-                if (cc == root)
-                    kernels::copy(Op::N, m_loc, w, &a.local(0, ka.to_local(ka.block_start(l))), a.ld(), dst, m_loc);
+                T* dst = in_place(l) ? a_piece(l) : abuf.data() + s * m_loc * wmax + off * m_loc;
+                if (cc == root && !in_place(l)) kernels::copy(Op::N, m_loc, w, a_piece(l), a.ld(), dst, m_loc);
                 reqs.push_back(grid.row_comm().ibcast(dst, m_loc * w, root));
             }
             if (bcast_b) {
@@ -59,19 +65,30 @@ void summa_c(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const MatrixR
     };
 
     for (index_t g = 0; g < std::min<index_t>(plan.lookahead, ng); ++g) post(g);
+    bool first = true;  // beta applies to the first GEMM only
     for (index_t g = 0; g < ng; ++g) {
         if (g + plan.lookahead < ng) post(g + plan.lookahead);
         wait_all(fl.steps.front());
         fl.steps.pop_front();
         const index_t s = g % slots;
         const auto [k0, k1] = group_span(ka, groups[g]);
-        const T* ap = q > 1 ? abuf.data() + s * m_loc * wmax : &a.local(0, ka.to_local(k0));
-        const index_t lda = q > 1 ? std::max<index_t>(m_loc, 1) : a.ld();
-        const T* bp = p > 1 ? bbuf.data() + s * n_loc * wmax : &b.local(kb.to_local(k0), 0);
-        const index_t ldb = p > 1 ? std::max<index_t>(n_loc, 1) : b.ld();
-        const Op opb = p > 1 ? Op::T : Op::N;
-        gemm_with_progress(fl, Op::N, opb, m_loc, n_loc, k1 - k0, alpha, ap, lda, bp, ldb, g == 0 ? beta : T(1),
-                           c.data(), c.ld());
+        // Runs of consecutive blocks read from one place: the slot (or, with q == 1, the user's
+        // memory) in one GEMM; each own in-place block in its own GEMM.
+        for (index_t l0 = groups[g].first; l0 < groups[g].second;) {
+            index_t l1 = l0 + 1;
+            if (!in_place(l0))
+                while (l1 < groups[g].second && !in_place(l1)) ++l1;
+            const index_t j0 = ka.block_start(l0), j1 = ka.block_start(l1 - 1) + ka.block_size(l1 - 1);
+            const T* ap = q > 1 && !in_place(l0) ? abuf.data() + s * m_loc * wmax + (j0 - k0) * m_loc : a_piece(l0);
+            const index_t lda = q > 1 && !in_place(l0) ? std::max<index_t>(m_loc, 1) : a.ld();
+            const T* bp = p > 1 ? bbuf.data() + s * n_loc * wmax + (j0 - k0) * n_loc : &b.local(kb.to_local(j0), 0);
+            const index_t ldb = p > 1 ? std::max<index_t>(n_loc, 1) : b.ld();
+            const Op opb = p > 1 ? Op::T : Op::N;
+            gemm_with_progress(fl, Op::N, opb, m_loc, n_loc, j1 - j0, alpha, ap, lda, bp, ldb, first ? beta : T(1),
+                               c.data(), c.ld());
+            first = false;
+            l0 = l1;
+        }
     }
 }
 

@@ -31,17 +31,25 @@ struct InFlight {
     }
 };
 
-/// c := alpha·op(a)·op(b) + beta·c, split along n into chunks with MPI progress in between.
+/// c := alpha·op(a)·op(b) + beta·c, split into chunks with MPI progress in between. Chunks run
+/// along m when n < m (each chunk then repacks the smaller op(b) panel), else along n.
 template <class T>
 void gemm_with_progress(InFlight& fl, Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a,
                         index_t lda, const T* b, index_t ldb, T beta, T* c, index_t ldc) {
-    constexpr index_t kMinChunk = 256, kMaxChunks = 8;
-    const index_t chunks = fl.empty() ? 1 : std::clamp<index_t>(n / kMinChunk, 1, kMaxChunks);
-    const index_t w = (n + chunks - 1) / chunks;
-    for (index_t j = 0; j < n; j += w) {
-        const index_t nj = std::min(w, n - j);
-        const T* bj = op_b == Op::N ? b + j * ldb : b + j;
-        kernels::gemm(op_a, op_b, m, nj, k, alpha, a, lda, bj, ldb, beta, c + j * ldc, ldc);
+    constexpr index_t kMinChunk = 512, kMaxChunks = 4;
+    const bool along_m = n < m;
+    const index_t len = along_m ? m : n;
+    const index_t chunks = fl.empty() ? 1 : std::clamp<index_t>(len / kMinChunk, 1, kMaxChunks);
+    const index_t w = (len + chunks - 1) / chunks;
+    for (index_t x = 0; x < len; x += w) {
+        const index_t nx = std::min(w, len - x);
+        if (along_m) {
+            const T* ax = op_a == Op::N ? a + x : a + x * lda;
+            kernels::gemm(op_a, op_b, nx, n, k, alpha, ax, lda, b, ldb, beta, c + x, ldc);
+        } else {
+            const T* bx = op_b == Op::N ? b + x * ldb : b + x;
+            kernels::gemm(op_a, op_b, m, nx, k, alpha, a, lda, bx, ldb, beta, c + x * ldc, ldc);
+        }
         fl.poll();
     }
 }
