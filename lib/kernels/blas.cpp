@@ -49,6 +49,8 @@ void gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a
     blis_gemm(blis_trans(op_a), blis_trans(op_b), m, n, k, bl(&alpha), bl(a), lda, bl(b), ldb, bl(&beta), bl(c), ldc);
 }
 
+void set_threads(int n) { bli_thread_set_num_threads(n); }
+
 template <class T>
 void scale(index_t m, index_t n, T beta, T* c, index_t ldc) {
     if (beta == T(1)) return;

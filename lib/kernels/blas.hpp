@@ -11,6 +11,10 @@ template <class T>
 void gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a, index_t lda, const T* b,
           index_t ldb, T beta, T* c, index_t ldc);
 
+/// Threads the BLAS library uses for calls made outside cala's kernels (e.g. a ScaLAPACK in the
+/// same process, whose BLAS is this one); cala's own kernels set theirs on every call.
+void set_threads(int n);
+
 /// c := beta·c (beta == 0: c := 0, not read).
 template <class T>
 void scale(index_t m, index_t n, T beta, T* c, index_t ldc);

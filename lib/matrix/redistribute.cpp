@@ -20,7 +20,8 @@ namespace {
 
 constexpr int kRedistTag = 7301;
 
-// Segments with the given source proc, grouped by destination proc (each group ascending).
+// Segments with the given source proc (or, for by_src, destination proc), grouped by the
+// other end's proc; each group in ascending global order.
 std::vector<std::vector<Segment>> by_dst(const std::vector<Segment>& segs, int sproc, int ndst) {
     std::vector<std::vector<Segment>> out(static_cast<std::size_t>(ndst));
     for (const auto& s : segs)
@@ -28,7 +29,6 @@ std::vector<std::vector<Segment>> by_dst(const std::vector<Segment>& segs, int s
     return out;
 }
 
-// Segments with the given destination proc, grouped by source proc.
 std::vector<std::vector<Segment>> by_src(const std::vector<Segment>& segs, int dproc, int nsrc) {
     std::vector<std::vector<Segment>> out(static_cast<std::size_t>(nsrc));
     for (const auto& s : segs)
@@ -37,33 +37,41 @@ std::vector<std::vector<Segment>> by_src(const std::vector<Segment>& segs, int d
 }
 
 template <class T>
-T* pack(const MatrixRef<T>& src, const std::vector<Segment>& rs, const std::vector<Segment>& cs, T* out) {
-    const auto& L = src.layout();
+T* pack(const BlockCyclic& L, const T* data, index_t ld, const std::vector<Segment>& rs,
+        const std::vector<Segment>& cs, T* out) {
     for (const auto& c : cs) {
         const index_t lc0 = L.cols.to_local(c.g0);
         for (index_t j = 0; j < c.g1 - c.g0; ++j)
             for (const auto& r : rs) {
-                const T* col = &src.local(L.rows.to_local(r.g0), lc0 + j);
+                const T* col = data + L.rows.to_local(r.g0) + (lc0 + j) * ld;
                 out = std::copy(col, col + (r.g1 - r.g0), out);
             }
     }
     return out;
 }
 
+// dst := op(value), or dst := op(value) + beta·dst when accumulating.
 template <class T>
-const T* unpack(Op op, const MatrixRef<T>& dst, const std::vector<Segment>& rs, const std::vector<Segment>& cs,
-                const T* in) {
-    const auto& L = dst.layout();
+void put(T& dst, T value, bool conj, bool accumulate, T beta) {
+    value = conj_if(value, conj);
+    dst = !accumulate ? value : beta == T(0) ? value : value + beta * dst;
+}
+
+template <class T>
+const T* unpack(Op op, const BlockCyclic& L, T* data, index_t ld, const std::vector<Segment>& rs,
+                const std::vector<Segment>& cs, const T* in, bool accumulate, T beta) {
     const bool conj = op == Op::C;
     for (const auto& c : cs) {
         for (index_t j = c.g0; j < c.g1; ++j)
             for (const auto& r : rs) {
                 const index_t len = r.g1 - r.g0;
                 if (op == Op::N) {
-                    std::copy(in, in + len, &dst.local(L.rows.to_local(r.g0), L.cols.to_local(j)));
+                    T* col = data + L.rows.to_local(r.g0) + L.cols.to_local(j) * ld;
+                    if (!accumulate) std::copy(in, in + len, col);
+                    else for (index_t i = 0; i < len; ++i) put(col[i], in[i], false, true, beta);
                 } else {  // source (i, j) -> destination (j, i)
-                    T* row = &dst.local(L.rows.to_local(j), L.cols.to_local(r.g0));
-                    for (index_t i = 0; i < len; ++i) row[i * dst.ld()] = conj_if(in[i], conj);
+                    T* row = data + L.rows.to_local(j) + L.cols.to_local(r.g0) * ld;
+                    for (index_t i = 0; i < len; ++i) put(row[i * ld], in[i], conj, accumulate, beta);
                 }
                 in += len;
             }
@@ -74,55 +82,67 @@ const T* unpack(Op op, const MatrixRef<T>& dst, const std::vector<Segment>& rs, 
 }  // namespace
 
 template <class T>
-void redistribute_unchecked(Op op, const MatrixRef<T>& src, const MatrixRef<T>& dst) {
-    const Grid2D& grid = dst.grid();
-    const Comm& comm = grid.comm();
-    const int p = grid.p(), q = grid.q(), r = grid.row(), c = grid.col();
-    const RedistGeometry geo(op, src.layout(), dst.layout());
-    const RedistCounts counts = redist_counts(geo, r, c);
-    const int rd = geo.transposed ? q : p, cd = geo.transposed ? p : q;
+void redistribute_placed(Op op, const Comm& comm, const Placement& src, const T* sdata, index_t sld,
+                         const Placement& dst, T* ddata, index_t dld, bool accumulate, T beta) {
+    const RedistGeometry geo(op, src.layout, dst.layout);
+    const int me = comm.rank();
+    const int s_idx = src.index_of(me), d_idx = dst.index_of(me);
+    const int nx = geo.transposed ? geo.dq : geo.dp, ny = geo.transposed ? geo.dp : geo.dq;
 
-    // Receive side first, so that every message has a posted receive.
     // Workspace: everything this rank sends (its own share included, unpacked from there) and
     // everything it receives from others. The cost model counts exactly these two buffers.
-    const int me = r * q + c;
+    std::vector<std::int64_t> recv, send;
+    if (d_idx >= 0) recv = recv_counts(geo, d_idx / geo.dq, d_idx % geo.dq);
+    if (s_idx >= 0) send = send_counts(geo, s_idx / geo.sq, s_idx % geo.sq);
     std::int64_t recv_total = 0, send_total = 0;
-    std::vector<std::int64_t> roff(counts.recv.size(), 0);
-    for (int s = 0; s < p * q; ++s) {
+    std::vector<std::int64_t> roff(recv.size(), 0), soff(send.size(), 0);
+    for (std::size_t s = 0; s < recv.size(); ++s) {
         roff[s] = recv_total;
-        if (s != me) recv_total += counts.recv[s];
+        if (src.ranks[s] != me) recv_total += recv[s];
     }
-    for (auto n : counts.send) send_total += n;
+    for (std::size_t d = 0; d < send.size(); ++d) soff[d] = send_total, send_total += send[d];
     Buffer<T> rbuf(recv_total), sbuf(send_total);
-    std::vector<Request> reqs;
-    for (int s = 0; s < p * q; ++s)
-        if (s != me && counts.recv[s] > 0)
-            reqs.push_back(comm.irecv(rbuf.data() + roff[s], counts.recv[s], grid.rank_of(s / q, s % q), kRedistTag));
 
-    // Pack per destination, in row-major destination order, and send.
-    const auto rows_to = by_dst(geo.rows, r, rd), cols_to = by_dst(geo.cols, c, cd);
-    std::vector<std::int64_t> soff(counts.send.size(), 0);
-    {
-        T* out = sbuf.data();
-        for (int d = 0; d < p * q; ++d) {
-            soff[d] = out - sbuf.data();
-            const int dr = d / q, dc = d % q;
-            const int x = geo.transposed ? dc : dr, y = geo.transposed ? dr : dc;
-            if (counts.send[d] > 0) out = pack(src, rows_to[x], cols_to[y], out);
+    // Receives first, so that every message has a posted receive.
+    std::vector<Request> reqs;
+    for (std::size_t s = 0; s < recv.size(); ++s)
+        if (src.ranks[s] != me && recv[s] > 0)
+            reqs.push_back(comm.irecv(rbuf.data() + roff[s], recv[s], src.ranks[s], kRedistTag));
+
+    // Pack per destination process, in destination index order, and send.
+    if (s_idx >= 0) {
+        const int sr = s_idx / geo.sq, sc = s_idx % geo.sq;
+        const auto rows_to = by_dst(geo.rows, sr, nx), cols_to = by_dst(geo.cols, sc, ny);
+        for (std::size_t d = 0; d < send.size(); ++d) {
+            if (send[d] == 0) continue;
+            const int dr = static_cast<int>(d) / geo.dq, dc = static_cast<int>(d) % geo.dq;
+            pack(src.layout, sdata, sld, rows_to[geo.x_of(dr, dc)], cols_to[geo.y_of(dr, dc)], sbuf.data() + soff[d]);
+            if (dst.ranks[d] != me) reqs.push_back(comm.isend(sbuf.data() + soff[d], send[d], dst.ranks[d], kRedistTag));
         }
     }
-    for (int d = 0; d < p * q; ++d)
-        if (d != me && counts.send[d] > 0)
-            reqs.push_back(comm.isend(sbuf.data() + soff[d], counts.send[d], grid.rank_of(d / q, d % q), kRedistTag));
 
-    // Unpack: my own part straight from the send buffer, the others as they arrive.
-    const int x = geo.transposed ? c : r, y = geo.transposed ? r : c;
-    const auto rows_from = by_src(geo.rows, x, p), cols_from = by_src(geo.cols, y, q);
-    if (counts.send[me] > 0) unpack(op, dst, rows_from[r], cols_from[c], sbuf.data() + soff[me]);
-    wait_all(reqs);
-    for (int s = 0; s < p * q; ++s)
-        if (s != me && counts.recv[s] > 0)
-            unpack(op, dst, rows_from[s / q], cols_from[s % q], rbuf.data() + roff[s]);
+    // Unpack: my own share straight from the send buffer, the others once they have arrived.
+    if (d_idx >= 0) {
+        const int dr = d_idx / geo.dq, dc = d_idx % geo.dq;
+        const auto rows_from = by_src(geo.rows, geo.x_of(dr, dc), geo.sp);
+        const auto cols_from = by_src(geo.cols, geo.y_of(dr, dc), geo.sq);
+        if (s_idx >= 0 && send[d_idx] > 0 && dst.ranks[d_idx] == me)
+            unpack(op, dst.layout, ddata, dld, rows_from[s_idx / geo.sq], cols_from[s_idx % geo.sq],
+                   sbuf.data() + soff[d_idx], accumulate, beta);
+        wait_all(reqs);
+        for (std::size_t s = 0; s < recv.size(); ++s)
+            if (src.ranks[s] != me && recv[s] > 0)
+                unpack(op, dst.layout, ddata, dld, rows_from[s / geo.sq], cols_from[s % geo.sq], rbuf.data() + roff[s],
+                       accumulate, beta);
+    } else {
+        wait_all(reqs);
+    }
+}
+
+template <class T>
+void redistribute_unchecked(Op op, const MatrixRef<T>& src, const MatrixRef<T>& dst) {
+    redistribute_placed(op, dst.grid().comm(), placement_of(src.grid(), src.layout()), src.data(), src.ld(),
+                        placement_of(dst.grid(), dst.layout()), dst.data(), dst.ld(), false, T(0));
 }
 
 std::string check_same_grid(const char* fn, const char* name, const Grid2D& g, const BlockCyclic& l,
@@ -160,6 +180,8 @@ std::uint64_t fingerprint(std::uint64_t h, const BlockCyclic& l) {
 
 #define CALA_INST(T)                                                                                    \
     template void redistribute_unchecked<T>(Op, const MatrixRef<T>&, const MatrixRef<T>&);              \
+    template void redistribute_placed<T>(Op, const Comm&, const Placement&, const T*, index_t, const Placement&, \
+                                         T*, index_t, bool, T);                                        \
     template std::string check_local<T>(const char*, const char*, const MatrixRef<T>&);
 CALA_FOR_EACH_TYPE(CALA_INST)
 #undef CALA_INST

@@ -6,11 +6,19 @@
 #include <string>
 
 #include "cala/matrix.hpp"
+#include "matrix/redist_plan.hpp"
 
 namespace cala::detail {
 
 template <class T>
 void redistribute_unchecked(Op op, const MatrixRef<T>& src, const MatrixRef<T>& dst);
+
+/// dst := op(src) (or, accumulating, dst := op(src) + beta·dst) between placements on
+/// possibly different grids over `comm`. Collective over comm; a rank passes the local storage
+/// of the process it holds in each placement (ignored where it holds none).
+template <class T>
+void redistribute_placed(Op op, const Comm& comm, const Placement& src, const T* sdata, index_t sld,
+                         const Placement& dst, T* ddata, index_t dld, bool accumulate, T beta);
 
 /// Empty if `l` fits grid `g` and g is the same grid as `ref`; else a message naming `name`.
 std::string check_same_grid(const char* fn, const char* name, const Grid2D& g, const BlockCyclic& l,

@@ -1,0 +1,384 @@
+// cala-bench gemm: cala::gemm against the local BLAS rate and ScaLAPACK's p?gemm, same run.
+//
+// cala-bench gemm -> cala::gemm (summa_c | summa_a | summa_b) | scalapack_ref (p?gemm_)
+//
+// Measurement (STYLE.md section 7): one warm-up run, not reported; then each run is
+// barrier, time, barrier, and a run's time is the maximum over ranks. Best and median are
+// reported. C is reset to the same initial values before every run (not timed), so every run,
+// cala's and ScaLAPACK's, computes the same product, and the last one is checked.
+//
+// Correctness is a random-probe check (as SLATE's testers do): for a random x,
+//   r = C·x - (alpha·op(A)·(op(B)·x) + beta·C0·x),
+//   check_error = max|r| / (eps·(k + n)·max(|alpha|·|op(A)|·|op(B)|·|x| + |beta|·|C0|·|x|)),
+// computed on the distributed data in double precision; a correct product gives well under 1.
+
+#include <mpi.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <random>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cala/cala.hpp"
+#include "commands.hpp"
+#include "kernels/blas.hpp"
+#include "scalapack_ref.hpp"
+
+namespace cala::bench {
+
+namespace {
+
+struct GemmArgs {
+    index_t m = 1024, n = 1024, k = 1024, nb = 256, panel_width = 0;
+    std::string grid, variant = "auto", compare = "none", type = "d", opa = "N", opb = "N";
+    int runs = 5, threads = 0, lookahead = 1;
+    double alpha = 1.0, beta = 1.0;
+};
+
+int world_rank() {
+    int r = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+}
+
+void progress(const std::string& s) {
+    if (world_rank() == 0) std::fprintf(stderr, "cala-bench gemm: %s\n", s.c_str());
+}
+
+Op parse_op(const std::string& s) { return s == "N" ? Op::N : s == "T" ? Op::T : Op::C; }
+
+Variant parse_variant(const std::string& s) {
+    return s == "C" ? Variant::StationaryC : s == "A" ? Variant::StationaryA
+                                           : s == "B" ? Variant::StationaryB : Variant::Auto;
+}
+
+// ---- data: value of element (i, j) of matrix `id` is a hash of (seed, id, i, j), so it does not
+// depend on the grid; the seed is fresh each run (random_device on rank 0, broadcast).
+
+std::uint64_t mix(std::uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+double uniform(std::uint64_t h) { return static_cast<double>(h >> 11) * 0x1.0p-52 - 1.0; }  // [-1, 1)
+
+template <class T>
+T element(std::uint64_t seed, index_t i, index_t j) {
+    const std::uint64_t h = mix(seed ^ mix(static_cast<std::uint64_t>(i) * 0x100000001b3ull + mix(j)));
+    if constexpr (is_complex_v<T>) return T(static_cast<real_t<T>>(uniform(h)), static_cast<real_t<T>>(uniform(mix(h))));
+    else return static_cast<T>(uniform(h));
+}
+
+template <class T>
+void fill_random(const MatrixRef<T>& a, std::uint64_t seed) {
+    const Grid2D& g = a.grid();
+#pragma omp parallel for schedule(static)
+    for (index_t j = 0; j < a.n_loc(); ++j) {
+        const index_t jg = a.layout().cols.to_global(j, g.col());
+        for (index_t i = 0; i < a.m_loc(); ++i) a.local(i, j) = element<T>(seed, a.layout().rows.to_global(i, g.row()), jg);
+    }
+}
+
+template <class T>
+void copy_local(const MatrixRef<T>& src, const MatrixRef<T>& dst) {
+    if (src.m_loc() > 0 && src.n_loc() > 0)
+        std::memcpy(dst.data(), src.data(), sizeof(T) * static_cast<std::size_t>(src.ld() * src.n_loc()));
+}
+
+// ---- random-probe check
+
+template <class T>
+using acc_t = std::conditional_t<is_complex_v<T>, std::complex<double>, double>;
+
+template <class T>
+struct Probe {
+    std::vector<acc_t<T>> val;  ///< op(X)·v
+    std::vector<double> abs;    ///< |op(X)|·|v|
+};
+
+// op(X)·v and |op(X)|·|v| summed over the grid (every rank gets the whole vectors).
+template <class T>
+Probe<T> apply(Op op, const MatrixRef<T>& x, const Probe<T>& v) {
+    using A = acc_t<T>;
+    const Grid2D& g = x.grid();
+    const index_t len = op == Op::N ? x.m() : x.n();
+    Probe<T> out{std::vector<A>(static_cast<std::size_t>(len)), std::vector<double>(static_cast<std::size_t>(len))};
+    std::vector<index_t> rg(static_cast<std::size_t>(x.m_loc()));
+    for (index_t i = 0; i < x.m_loc(); ++i) rg[i] = x.layout().rows.to_global(i, g.row());
+    for (index_t j = 0; j < x.n_loc(); ++j) {
+        const index_t jg = x.layout().cols.to_global(j, g.col());
+        if (op == Op::N) {
+            const A vj = v.val[jg];
+            const double aj = v.abs[jg];
+            for (index_t i = 0; i < x.m_loc(); ++i) {
+                out.val[rg[i]] += A(x.local(i, j)) * vj;
+                out.abs[rg[i]] += std::abs(A(x.local(i, j))) * aj;
+            }
+        } else {
+            A s = 0;
+            double sa = 0;
+            for (index_t i = 0; i < x.m_loc(); ++i) {
+                s += conj_if(A(x.local(i, j)), op == Op::C) * v.val[rg[i]];
+                sa += std::abs(A(x.local(i, j))) * v.abs[rg[i]];
+            }
+            out.val[jg] += s;
+            out.abs[jg] += sa;
+        }
+    }
+    const int w = is_complex_v<T> ? 2 : 1;
+    MPI_Allreduce(MPI_IN_PLACE, out.val.data(), static_cast<int>(len * w), MPI_DOUBLE, MPI_SUM, g.comm().get());
+    MPI_Allreduce(MPI_IN_PLACE, out.abs.data(), static_cast<int>(len), MPI_DOUBLE, MPI_SUM, g.comm().get());
+    return out;
+}
+
+template <class T>
+double probe_error(Op op_a, Op op_b, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, T beta,
+                   const MatrixRef<T>& c0, const MatrixRef<T>& c, std::uint64_t seed) {
+    using A = acc_t<T>;
+    Probe<T> x{std::vector<A>(static_cast<std::size_t>(c.n())), std::vector<double>(static_cast<std::size_t>(c.n()))};
+    for (index_t j = 0; j < c.n(); ++j) {
+        x.val[j] = A(element<T>(seed, -1, j));
+        x.abs[j] = std::abs(x.val[j]);
+    }
+    const Probe<T> y = apply(Op::N, c, x), y0 = apply(Op::N, c0, x);
+    const Probe<T> u = apply(op_a, a, apply(op_b, b, x));
+    const index_t k = op_a == Op::N ? a.n() : a.m();
+    double num = 0, den = 0;
+    for (index_t i = 0; i < c.m(); ++i) {
+        const double r = std::abs(y.val[i] - A(alpha) * u.val[i] - A(beta) * y0.val[i]);
+        if (std::isnan(r)) return INFINITY;
+        num = std::max(num, r);
+        den = std::max(den, std::abs(A(alpha)) * u.abs[i] + std::abs(A(beta)) * y0.abs[i]);
+    }
+    if (num == 0) return 0;
+    return num / (static_cast<double>(eps<T>()) * static_cast<double>(k + c.n()) * (den + 1e-300));
+}
+
+// ---- timing
+
+struct Times {
+    std::vector<double> runs;  ///< max over ranks, per reported run
+    double best() const { return *std::min_element(runs.begin(), runs.end()); }
+    double median() const {
+        std::vector<double> s = runs;
+        std::sort(s.begin(), s.end());
+        const std::size_t h = s.size() / 2;
+        return s.size() % 2 ? s[h] : 0.5 * (s[h - 1] + s[h]);
+    }
+};
+
+// `reset` (untimed) then barrier, `body`, barrier; one warm-up, then `runs` reported runs.
+template <class Reset, class Body>
+Times time_runs(int runs, MPI_Comm comm, Reset&& reset, Body&& body) {
+    Times t;
+    for (int r = -1; r < runs; ++r) {
+        reset();
+        MPI_Barrier(comm);
+        const double t0 = MPI_Wtime();
+        body();
+        MPI_Barrier(comm);
+        double dt = MPI_Wtime() - t0;
+        MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, comm);
+        if (r >= 0) t.runs.push_back(dt);
+    }
+    return t;
+}
+
+// Single-core BLAS rate on the per-rank local shape m_loc x n_loc x k, measured on rank 0 with
+// one thread while the other ranks wait; broadcast to all. GFLOP/s per core.
+template <class T>
+double blas_rate(index_t m_loc, index_t n_loc, index_t k, double flops_per_fma, int threads, MPI_Comm comm) {
+    double gflops = 0;
+    if (world_rank() == 0 && m_loc > 0 && n_loc > 0 && k > 0) {
+        omp_set_num_threads(1);
+        std::vector<T> a(static_cast<std::size_t>(m_loc * k)), b(static_cast<std::size_t>(k * n_loc)),
+            c(static_cast<std::size_t>(m_loc * n_loc));
+        for (std::size_t i = 0; i < a.size(); ++i) a[i] = element<T>(7, static_cast<index_t>(i), 0);
+        for (std::size_t i = 0; i < b.size(); ++i) b[i] = element<T>(8, static_cast<index_t>(i), 0);
+        double best = INFINITY;
+        for (int r = 0; r < 4; ++r) {  // a warm-up, then best of 3
+            const double t0 = MPI_Wtime();
+            kernels::gemm<T>(Op::N, Op::N, m_loc, n_loc, k, T(1), a.data(), m_loc, b.data(), k, T(0), c.data(), m_loc);
+            const double dt = MPI_Wtime() - t0;
+            if (r > 0) best = std::min(best, dt);
+        }
+        gflops = flops_per_fma * static_cast<double>(m_loc) * static_cast<double>(n_loc) * static_cast<double>(k) / best / 1e9;
+        omp_set_num_threads(threads);
+    }
+    MPI_Barrier(comm);
+    MPI_Bcast(&gflops, 1, MPI_DOUBLE, 0, comm);
+    return gflops;
+}
+
+// A 1x1x1 product: initializes the BLAS (blas_kernel_name() aborts if asked before that).
+template <class T>
+void touch_blas() {
+    const T one = T(1);
+    T dummy = T(0);
+    kernels::gemm<T>(Op::N, Op::N, 1, 1, 1, one, &one, 1, &one, 1, T(0), &dummy, 1);
+}
+
+std::int64_t max_over_ranks(std::int64_t v, MPI_Comm comm) {
+    MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT64_T, MPI_MAX, comm);
+    return v;
+}
+
+template <class T>
+void run_gemm(const GemmArgs& args, int p, int q) {
+    const Op op_a = parse_op(args.opa), op_b = parse_op(args.opb);
+    const T alpha = T(args.alpha), beta = T(args.beta);
+    const index_t m = args.m, n = args.n, k = args.k, nb = args.nb;
+    omp_set_num_threads(args.threads);
+    touch_blas<T>();
+
+    Grid2D grid(Comm::borrow(MPI_COMM_WORLD), p, q);
+    MPI_Comm comm = grid.comm().get();
+    std::uint64_t seed = world_rank() == 0 ? (static_cast<std::uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}() : 0;
+    MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, comm);
+
+    const bool ta = op_a != Op::N, tb = op_b != Op::N;
+    DistMatrix<T> a(grid, ta ? k : m, ta ? m : k, nb, nb), b(grid, tb ? n : k, tb ? k : n, nb, nb);
+    DistMatrix<T> c(grid, m, n, nb, nb), c0(grid, m, n, nb, nb);
+    fill_random<T>(a, seed ^ 1);
+    fill_random<T>(b, seed ^ 2);
+    fill_random<T>(c0, seed ^ 3);
+
+    GemmOptions gopts{parse_variant(args.variant), args.lookahead, args.panel_width};
+    const Variant chosen = gopts.variant == Variant::Auto
+                               ? choose_gemm_variant(op_a, op_b, a.layout(), b.layout(), c.layout(), gopts)
+                               : gopts.variant;
+    const double fma = is_complex_v<T> ? 8.0 : 2.0;
+    const double flops = fma * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+
+    progress("measuring the single-core BLAS rate on rank 0 (" + std::to_string(c.layout().rows.local_size(0)) + "x" +
+             std::to_string(c.layout().cols.local_size(0)) + "x" + std::to_string(k) + ")");
+    const double blas_gflops =
+        blas_rate<T>(c.layout().rows.local_size(0), c.layout().cols.local_size(0), k, fma, args.threads, comm);
+
+    progress(std::string("cala::gemm variant ") + to_string(chosen) + ", " + std::to_string(args.runs) + " runs");
+    Traffic tr;
+    std::int64_t extra = 0;
+    const Times tc = time_runs(
+        args.runs, comm, [&] { copy_local<T>(c0, c); },
+        [&] {
+            reset_traffic();
+            reset_peak_memory();
+            const std::int64_t before = memory_stats().current_bytes;
+            gemm<T>(op_a, op_b, alpha, a, b, beta, c, gopts);
+            tr = traffic();
+            extra = std::max(extra, memory_stats().peak_bytes - before);
+        });
+    const double err = probe_error<T>(op_a, op_b, alpha, a, b, beta, c0, c, seed ^ 4);
+
+    Cost model{};
+    for (int r = 0; r < p; ++r)
+        for (int s = 0; s < q; ++s) {
+            const Cost x = gemm_cost(op_a, op_b, a.layout(), b.layout(), c.layout(), chosen, gopts, r, s, sizeof(T),
+                                     is_complex_v<T>);
+            model.words = std::max(model.words, x.words);
+            model.msgs = std::max(model.msgs, x.msgs);
+            model.extra_bytes = std::max(model.extra_bytes, x.extra_bytes);
+        }
+
+    const int ranks = grid.comm().size();
+    const double rate = flops / tc.best() / 1e9;
+    nlohmann::ordered_json j = {
+        {"bench", "gemm"}, {"type", args.type}, {"opa", args.opa}, {"opb", args.opb},
+        {"variant", to_string(chosen)}, {"variant_requested", args.variant},
+        {"m", m}, {"n", n}, {"k", k}, {"grid", std::to_string(p) + "x" + std::to_string(q)}, {"c", 1},
+        {"nb", nb}, {"lookahead", args.lookahead}, {"panel_width", args.panel_width},
+        {"ranks", ranks}, {"threads", args.threads}, {"runs", args.runs}, {"alpha", args.alpha}, {"beta", args.beta},
+        {"time_s", tc.best()}, {"time_median_s", tc.median()}, {"times_s", tc.runs},
+        {"gflops", rate}, {"gflops_median", flops / tc.median() / 1e9},
+        {"blas_gflops", blas_gflops}, {"blas_kernel", blas_kernel_name()},
+        {"efficiency", rate / (ranks * args.threads * blas_gflops)},
+        {"words_max", max_over_ranks(tr.words(), comm)}, {"words_model", model.words},
+        {"msgs_max", max_over_ranks(tr.msgs(), comm)}, {"msgs_model", model.msgs},
+        {"extra_bytes_max", max_over_ranks(extra, comm)}, {"extra_bytes_model", model.extra_bytes},
+        {"check_error", err},
+    };
+
+    if (args.compare == "scalapack") {
+        progress("ScaLAPACK p?gemm, " + std::to_string(args.runs) + " runs");
+        BlacsGrid blacs(p, q);
+        DistMatrix<T> cs(grid, m, n, nb, nb);
+        const Times ts = time_runs(
+            args.runs, comm, [&] { copy_local<T>(c0, cs); },
+            [&] { pgemm<T>(blacs, op_a, op_b, alpha, a, b, beta, cs); });
+        j["scalapack_time_s"] = ts.best();
+        j["scalapack_time_median_s"] = ts.median();
+        j["scalapack_times_s"] = ts.runs;
+        j["scalapack_gflops"] = flops / ts.best() / 1e9;
+        j["scalapack_gflops_median"] = flops / ts.median() / 1e9;
+        j["speedup_vs_scalapack"] = ts.best() / tc.best();
+        j["scalapack_check_error"] = probe_error<T>(op_a, op_b, alpha, a, b, beta, c0, cs, seed ^ 4);
+    }
+    if (world_rank() == 0) std::cout << j.dump() << std::endl;
+}
+
+void run(const GemmArgs& in) {
+    int size = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    GemmArgs args = in;
+    int p = 0, q = 0;
+    if (args.grid.empty()) {
+        std::tie(p, q) = Grid2D::squarest(size);
+    } else {
+        char x = 0, extra = 0;
+        if (std::sscanf(args.grid.c_str(), "%d%c%d%c", &p, &x, &q, &extra) != 3 || (x != 'x' && x != 'X') || p < 1 || q < 1)
+            throw CLI::ValidationError("--grid", "is '" + args.grid + "', expected PxQ such as 1x2");
+    }
+    if (p * q != size)
+        throw CLI::ValidationError("--grid", std::to_string(p) + "x" + std::to_string(q) + " needs " +
+                                                 std::to_string(p * q) + " ranks, running on " + std::to_string(size));
+    if (args.threads <= 0) args.threads = omp_get_max_threads();
+    if (args.type == "d") run_gemm<double>(args, p, q);
+    else if (args.type == "s") run_gemm<float>(args, p, q);
+    else if (args.type == "z") run_gemm<std::complex<double>>(args, p, q);
+    else run_gemm<std::complex<float>>(args, p, q);
+}
+
+}  // namespace
+
+void add_gemm_command(CLI::App& app) {
+    auto args = std::make_shared<GemmArgs>();
+    auto* cmd = app.add_subcommand("gemm", "C := alpha·op(A)·op(B) + beta·C: cala::gemm vs BLAS rate and ScaLAPACK");
+    cmd->add_option("--m", args->m, "rows of C")->check(CLI::NonNegativeNumber)->capture_default_str();
+    cmd->add_option("--n", args->n, "columns of C")->check(CLI::NonNegativeNumber)->capture_default_str();
+    cmd->add_option("--k", args->k, "inner dimension")->check(CLI::NonNegativeNumber)->capture_default_str();
+    cmd->add_option("--grid", args->grid, "process grid PxQ (default: the squarest with P <= Q)");
+    cmd->add_option("--nb", args->nb, "block size (rows and columns) of A, B and C")
+        ->check(CLI::PositiveNumber)->capture_default_str();
+    cmd->add_option("--variant", args->variant, "stationary matrix")
+        ->check(CLI::IsMember({"auto", "C", "A", "B"}))->capture_default_str();
+    cmd->add_option("--runs", args->runs, "reported runs (after one warm-up)")
+        ->check(CLI::PositiveNumber)->capture_default_str();
+    cmd->add_option("--threads", args->threads, "OpenMP threads per rank (default: OpenMP's max)")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--lookahead", args->lookahead, "panels in flight")->capture_default_str();
+    cmd->add_option("--panel-width", args->panel_width, "panel width (0: cala's default)")->capture_default_str();
+    cmd->add_option("--compare", args->compare, "reference to run on the same data")
+        ->check(CLI::IsMember({"none", "scalapack"}))->capture_default_str();
+    cmd->add_option("--type", args->type, "element type: d, s, z, c")
+        ->check(CLI::IsMember({"d", "s", "z", "c"}))->capture_default_str();
+    cmd->add_option("--opa", args->opa, "op(A)")->check(CLI::IsMember({"N", "T", "C"}))->capture_default_str();
+    cmd->add_option("--opb", args->opb, "op(B)")->check(CLI::IsMember({"N", "T", "C"}))->capture_default_str();
+    cmd->add_option("--alpha", args->alpha, "alpha (real)")->capture_default_str();
+    cmd->add_option("--beta", args->beta, "beta (real)")->capture_default_str();
+    cmd->callback([args] { run(*args); });
+}
+
+}  // namespace cala::bench

@@ -1,0 +1,56 @@
+#pragma once
+// The ScaLAPACK reference of cala-bench: PBLAS p?gemm run directly on cala's local storage.
+//
+// cala-bench gemm -> scalapack_ref -> p?gemm_ (libscalapack-mpich, Fortran ABI) -> ?gemm_ (BLAS)
+//
+// A DistMatrix's local array is ScaLAPACK's (column-major, ld >= max(1, local rows)), and a
+// BLACS grid made with "Row" order over MPI_COMM_WORLD puts rank r at the same (row, col) as a
+// RowMajor cala::Grid2D over MPI_COMM_WORLD, so a descriptor built from the cala layout lets
+// ScaLAPACK read A and B and write C in place, with no copy.
+
+#include <array>
+
+#include "cala/gemm.hpp"
+#include "cala/matrix.hpp"
+
+namespace cala::bench {
+
+/// A BLACS process grid over MPI_COMM_WORLD, p x q, ranks in row-major order (BLACS "Row").
+/// Collective over MPI_COMM_WORLD (Cblacs_gridinit); move-only; ~BlacsGrid() calls
+/// Cblacs_gridexit and never throws.
+class BlacsGrid {
+public:
+    /// Throws cala::Error on every rank if p * q is not the size of MPI_COMM_WORLD.
+    BlacsGrid(int p, int q);
+    BlacsGrid(BlacsGrid&& o) noexcept;
+    BlacsGrid& operator=(BlacsGrid&& o) noexcept;
+    BlacsGrid(const BlacsGrid&) = delete;
+    BlacsGrid& operator=(const BlacsGrid&) = delete;
+    ~BlacsGrid();
+
+    int context() const noexcept { return ctxt_; }
+    int p() const noexcept { return p_; }
+    int q() const noexcept { return q_; }
+    int row() const noexcept { return row_; }  ///< this rank's BLACS process row
+    int col() const noexcept { return col_; }  ///< this rank's BLACS process column
+
+private:
+    int ctxt_ = -1;
+    int p_ = 0, q_ = 0, row_ = -1, col_ = -1;
+};
+
+/// ScaLAPACK array descriptor (DTYPE 1, CTXT, M, N, MB, NB, RSRC, CSRC, LLD) of a matrix with
+/// cala layout `l` and local leading dimension `ld`, checked by descinit_ and numroc_.
+/// Throws cala::Error if the layout has no descriptor (a first block smaller than the others)
+/// or ScaLAPACK disagrees with cala about the local size on this rank.
+std::array<int, 9> descriptor(const BlacsGrid& g, const BlockCyclic& l, index_t ld);
+
+/// C := alpha·op(A)·op(B) + beta·C by ScaLAPACK's p?gemm on the local storage of a, b, c,
+/// with omp_get_max_threads() BLAS threads per rank.
+/// Collective over the BLACS grid `g`, which must match the cala grid of a, b, c (same p x q
+/// and this rank at the same coordinates; checked, cala::Error otherwise).
+template <class T>
+void pgemm(const BlacsGrid& g, Op op_a, Op op_b, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b,
+           T beta, const MatrixRef<T>& c);
+
+}  // namespace cala::bench
