@@ -11,23 +11,12 @@ namespace cala {
 
 namespace {
 
-struct RedistSummary {
-    std::int64_t words = 0, msgs = 0, send_total = 0, recv_others = 0;
-};
-
-RedistSummary redist_summary(Op op, const BlockCyclic& src, const BlockCyclic& dst, int row, int col) {
+// Traffic of a same-grid redistribution for process (row, col); ranks in row-major order.
+detail::RedistTraffic redist_summary(Op op, const BlockCyclic& src, const BlockCyclic& dst, int row, int col) {
     const detail::RedistGeometry geo(op, src, dst);
-    const auto counts = detail::redist_counts(geo, row, col);
-    const int me = row * src.q() + col;
-    RedistSummary s;
-    for (int i = 0; i < static_cast<int>(counts.send.size()); ++i) {
-        s.send_total += counts.send[i];
-        if (i == me) continue;
-        s.recv_others += counts.recv[i];
-        s.words += counts.send[i] + counts.recv[i];
-        s.msgs += (counts.send[i] > 0) + (counts.recv[i] > 0);
-    }
-    return s;
+    detail::Placement ps{src, {}}, pd{dst, {}};
+    for (int i = 0; i < src.p() * src.q(); ++i) ps.ranks.push_back(i), pd.ranks.push_back(i);
+    return detail::redist_traffic(geo, ps, pd, row * src.q() + col);
 }
 
 std::int64_t local_elems(const BlockCyclic& l, int row, int col) {
