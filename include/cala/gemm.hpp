@@ -19,6 +19,12 @@ enum class Variant {
 
 const char* to_string(Variant v) noexcept;
 
+/// A p x q x c process grid for 2.5D/3D SUMMA (c layers of p x q). All zero: the planner
+/// decides; c = 1 with p, q set: 2D SUMMA on a p x q regridding of the ranks.
+struct Shape3D {
+    int p = 0, q = 0, c = 0;
+};
+
 struct GemmOptions {
     Variant variant = Variant::Auto;
     /// Panels whose broadcasts (and, for A/B-stationary, reductions) are in flight while the
@@ -27,6 +33,15 @@ struct GemmOptions {
     /// Width of one step's panel along the looped dimension, rounded up to whole blocks;
     /// 0 picks 512 (wide enough for the local GEMM to run at the BLAS rate).
     index_t panel_width = 0;
+    /// Force a p x q x c grid (see Shape3D). Left zero with a forced variant: 2D SUMMA on the
+    /// user's own grid. Left zero with Variant::Auto: the planner chooses among 2D on the user's
+    /// grid and every 2.5D/3D grid that fits the memory limit.
+    Shape3D grid3d = {};
+    /// Block size of the layouts the 2.5D/3D path works in; 0 lets the planner choose.
+    index_t block_size = 0;
+    /// Hard limit on the workspace cala may allocate per rank, in bytes; 0 reads
+    /// CALA_MAX_MEMORY_MB from the environment, and no limit if that is unset.
+    std::int64_t memory_limit_bytes = 0;
 };
 
 /// C := alpha·op(A)·op(B) + beta·C.

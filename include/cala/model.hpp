@@ -4,8 +4,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "cala/gemm.hpp"
+#include "cala/grid.hpp"
 #include "cala/layout.hpp"
 
 namespace cala {
@@ -17,19 +19,58 @@ struct Cost {
     std::int64_t extra_bytes = 0;  ///< peak workspace cala allocates on this rank
 };
 
-/// Exact cost on process (row, col) of cala::gemm for operands with these layouts.
+/// Exact cost on process (row, col) of 2D SUMMA on the user's grid (variant v; Auto: the one
+/// with the fewest words) for operands with these layouts.
 /// `elem_size` is sizeof(T); `is_complex` selects the flop count.
 Cost gemm_cost(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
                Variant v, const GemmOptions& opts, int row, int col, std::size_t elem_size,
                bool is_complex);
 
-/// Words moved summed over all ranks (cheap: no loop over ranks); Auto resolves by this.
+/// Exact cost on communicator rank `rank` of cala::gemm as it runs, the planner's choice (2D on
+/// the user's grid, or 2.5D/3D with the conversions from and to the user's layout) included,
+/// for operands on a grid of the given order.
+Cost gemm_cost(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
+               const GemmOptions& opts, GridOrder order, int rank, std::size_t elem_size, bool is_complex);
+
+/// Words moved summed over all ranks by 2D SUMMA on the user's grid (cheap: no loop over ranks).
 std::int64_t gemm_total_words(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b,
                               const BlockCyclic& c, Variant v, const GemmOptions& opts);
 
 /// The variant with the fewest total words (ties: C, then A, then B).
 Variant choose_gemm_variant(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b,
                             const BlockCyclic& c, const GemmOptions& opts);
+
+/// Machine parameters of the predicted time: latency per message, time per byte moved by a
+/// rank, time per flop of a rank's local kernels. Defaults: `cala-bench calibrate` measured on
+/// the development machine; CALA_MODEL_LATENCY_US, CALA_MODEL_BANDWIDTH_GBS and
+/// CALA_MODEL_GFLOPS override them.
+struct MachineModel {
+    double latency_s = 2.0e-6;
+    double seconds_per_byte = 1.0 / 10.0e9;
+    double seconds_per_flop = 1.0 / 100.0e9;
+    static MachineModel from_env();
+};
+
+/// What the planner chose for C := op(A)·op(B) on P ranks, and what it predicts per rank.
+struct GemmPlanInfo {
+    Variant variant = Variant::StationaryC;
+    bool user_grid = false;  ///< 2D SUMMA on the user's own grid (no regridding)
+    Shape3D grid;            ///< p x q x c (c = 1 with user_grid for the 2D case)
+    index_t block_size = 0;
+    int idle_ranks = 0;      ///< ranks left out because P does not factor well
+    double words = 0, msgs = 0, flops = 0;  ///< per rank (max over ranks for the user grid)
+    std::int64_t memory_bytes = 0;          ///< peak workspace per rank (upper bound)
+    double predicted_time_s = 0;
+    std::string describe() const;           ///< one line, e.g. "C 2x2x2 nb=256 ..."
+};
+
+/// The decomposition cala::gemm picks for an m x n x k product on P ranks whose operands are
+/// laid out block-cyclically (nb x nb blocks) on the squarest 2D grid: every 2D and 2.5D/3D
+/// grid with p·q·c <= P, every variant, under the memory limit of `opts` (or CALA_MAX_MEMORY_MB).
+/// Throws cala::Error saying how much memory per rank the cheapest plan needs when none fits.
+GemmPlanInfo plan_gemm(index_t m, index_t n, index_t k, Op op_a, Op op_b, int nranks, const GemmOptions& opts = {},
+                       const MachineModel& machine = MachineModel::from_env(), index_t user_block = 256,
+                       std::size_t elem_size = 8);
 
 /// Exact words/messages process (row, col) moves in redistribute(op, src -> dst).
 Cost redistribute_cost(Op op, const BlockCyclic& src, const BlockCyclic& dst, int row, int col);

@@ -2,8 +2,14 @@
 
 #include "cala/gemm.hpp"
 
+#include <map>
+#include <tuple>
+
+#include "cala/grid3d.hpp"
 #include "cala/model.hpp"
 #include "core/check.hpp"
+#include "gemm/summa3d.hpp"
+#include "model/planner.hpp"
 #include "core/workspace.hpp"
 #include "gemm/summa_common.hpp"
 #include "matrix/redistribute_impl.hpp"
@@ -36,6 +42,12 @@ std::string check_gemm(Op op_a, Op op_b, const MatrixRef<T>& a, const MatrixRef<
     if (nb != c.n()) return cat("gemm: op(B) has ", nb, " columns but C has ", c.n());
     if (o.lookahead < 0 || o.lookahead > 64) return cat("gemm: lookahead is ", o.lookahead, ", must be in [0, 64]");
     if (o.panel_width < 0) return cat("gemm: panel_width is ", o.panel_width, ", must be >= 0");
+    if (o.block_size < 0) return cat("gemm: block_size is ", o.block_size, ", must be >= 0");
+    const auto& g3 = o.grid3d;
+    const bool g3_zero = g3.p == 0 && g3.q == 0 && g3.c == 0;
+    if (!g3_zero && (g3.p < 1 || g3.q < 1 || g3.c < 1 || static_cast<long>(g3.p) * g3.q * g3.c > c.grid().comm().size()))
+        return cat("gemm: grid3d is ", g3.p, " x ", g3.q, " x ", g3.c, ", not a grid of at most ",
+                   c.grid().comm().size(), " ranks");
     if (o.variant < Variant::Auto || o.variant > Variant::StationaryB)
         return cat("gemm: variant is ", static_cast<int>(o.variant), ", not a Variant");
     for (auto [name, x] : {std::pair{"A", &a}, std::pair{"B", &b}, std::pair{"C", &c}})
@@ -52,7 +64,8 @@ std::uint64_t gemm_fingerprint(Op op_a, Op op_b, T alpha, const MatrixRef<T>& a,
     h = fingerprint(h, ops, sizeof ops);
     h = fingerprint(fingerprint(fingerprint(h, a.layout()), b.layout()), c.layout());
     h = fingerprint(fingerprint(h, &alpha, sizeof alpha), &beta, sizeof beta);
-    const std::int64_t opt[3] = {static_cast<int>(o.variant), o.lookahead, o.panel_width};
+    const std::int64_t opt[8] = {static_cast<int>(o.variant), o.lookahead, o.panel_width, o.grid3d.p, o.grid3d.q,
+                                 o.grid3d.c, o.block_size, detail::memory_limit(o)};
     return fingerprint(h, opt, sizeof opt);
 }
 
@@ -66,6 +79,26 @@ MatrixRef<T> materialize(const detail::Operand& x, const MatrixRef<T>& user, det
     MatrixRef<T> dst(g, x.layout, store.data(), std::max<index_t>(m_loc, 1));
     detail::redistribute_unchecked(x.redist_op, user, dst);
     return dst;
+}
+
+// The 3D grid of a given shape over the ranks of a user's grid, made once per shape: building
+// one costs several communicator duplications and splits.
+const Grid3D& grid3d_for(const Grid2D& user, detail::Shape3 g) {
+    struct Entry {
+        Comm source;  // a duplicate of the user's communicator, to recognize it later
+        Grid3D grid;
+    };
+    static std::map<std::tuple<int, int, int>, std::vector<Entry>> cache;
+    auto& entries = cache[{g.p, g.q, g.c}];
+    for (const auto& e : entries) {
+        int result = MPI_UNEQUAL;
+        CALA_CHECK_MPI(MPI_Comm_compare(e.source.get(), user.comm().get(), &result));
+        if (result == MPI_CONGRUENT || result == MPI_IDENT) return e.grid;
+    }
+    Comm source = user.comm().dup();
+    Grid3D grid(user.comm(), g.p, g.q, g.c);
+    entries.push_back({std::move(source), std::move(grid)});
+    return entries.back().grid;
 }
 
 }  // namespace
@@ -83,9 +116,17 @@ void gemm(Op op_a, Op op_b, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& 
         kernels::scale(c.m_loc(), c.n_loc(), beta, c.data(), c.ld());
         return;
     }
-    const Variant v = opts.variant == Variant::Auto
-                          ? choose_gemm_variant(op_a, op_b, a.layout(), b.layout(), c.layout(), opts)
-                          : opts.variant;
+    // The planner runs unless the caller forced a 2D variant on its own grid (and set no limit).
+    const bool plain_2d = opts.variant != Variant::Auto && opts.grid3d.c == 0 && detail::memory_limit(opts) == 0;
+    const auto decision = plain_2d ? detail::GemmDecision{false, opts.variant, {}, 0, {}}
+                                   : detail::decide_gemm(op_a, op_b, a.layout(), b.layout(), c.layout(), c.grid().order(),
+                                                         opts, sizeof(T), is_complex_v<T>);
+    if (decision.three_d) {
+        const auto plan = detail::plan_gemm_3d(op_a, op_b, c.m(), c.n(), k, decision.variant, decision.g, decision.nb, opts);
+        detail::summa_3d(plan, grid3d_for(c.grid(), decision.g), alpha, a, b, beta, c);
+        return;
+    }
+    const Variant v = decision.variant;
     const auto plan = detail::plan_gemm_2d(op_a, op_b, a.layout(), b.layout(), c.layout(), v, opts);
     detail::Buffer<T> astore, bstore;
     const MatrixRef<T> a2 = materialize(plan.a, a, astore);

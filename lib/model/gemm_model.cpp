@@ -6,6 +6,8 @@
 #include "cala/model.hpp"
 #include "gemm/plan.hpp"
 #include "matrix/redist_plan.hpp"
+#include "model/costs.hpp"
+#include "model/planner.hpp"
 
 namespace cala {
 
@@ -24,6 +26,53 @@ std::int64_t local_elems(const BlockCyclic& l, int row, int col) {
 }
 
 }  // namespace
+
+namespace detail {
+
+LoopCost summa_loop_cost(const GemmPlan& plan, const BlockCyclic& c, int row, int col) {
+    // One broadcast piece and/or one reduction piece per block of the looped dimension; each
+    // counts as one message of its size on every rank of the communicator.
+    const Variant v = plan.variant;
+    const int p = c.p(), q = c.q();
+    const Dist1D& looped = v == Variant::StationaryC ? plan.a.layout.cols : v == Variant::StationaryA ? c.cols : c.rows;
+    const auto groups = panel_groups(looped, plan.panel_width);
+    const index_t ng = static_cast<index_t>(groups.size());
+    const index_t wmax = max_group_width(looped, groups);
+    const index_t slots = std::min<index_t>(plan.lookahead + 1, ng);
+    const index_t m_loc = c.rows.local_size(row), n_loc = c.cols.local_size(col);
+    index_t x_loc = 0, y_loc = 0;  // per-index piece sizes along the two communicators
+    bool x_on = false, y_on = false;
+    LoopCost out;
+    switch (v) {
+        case Variant::StationaryC: {  // A' pieces along rows (m_loc x w), B' pieces along columns (w x n_loc)
+            x_loc = m_loc, x_on = q > 1 && m_loc > 0;
+            y_loc = n_loc, y_on = p > 1 && n_loc > 0;
+            out.local_flops = 2.0 * m_loc * n_loc * looped.n;
+            break;
+        }
+        case Variant::StationaryA: {  // Bt pieces along columns (k_loc x w), partial C along rows (m_loc x w)
+            const index_t k_loc = plan.a.layout.cols.local_size(col);
+            x_loc = k_loc, x_on = p > 1 && k_loc > 0;
+            y_loc = m_loc, y_on = q > 1 && m_loc > 0;
+            out.local_flops = 2.0 * m_loc * c.n() * k_loc;
+            break;
+        }
+        default: {  // StationaryB: At pieces along rows (k_loc x w), partial C along columns (w x n_loc)
+            const index_t k_loc = plan.b.layout.rows.local_size(row);
+            x_loc = k_loc, x_on = q > 1 && k_loc > 0;
+            y_loc = n_loc, y_on = p > 1 && n_loc > 0;
+            out.local_flops = 2.0 * c.m() * n_loc * k_loc;
+            break;
+        }
+    }
+    const index_t nblocks = looped.num_blocks();
+    out.words = (x_on ? x_loc * looped.n : 0) + (y_on ? y_loc * looped.n : 0);
+    out.msgs = (x_on ? nblocks : 0) + (y_on ? nblocks : 0);
+    out.slots = (x_on ? slots * x_loc * wmax : 0) + (y_on ? slots * y_loc * wmax : 0);
+    return out;
+}
+
+}  // namespace detail
 
 Cost redistribute_cost(Op op, const BlockCyclic& src, const BlockCyclic& dst, int row, int col) {
     const auto s = redist_summary(op, src, dst, row, col);
@@ -58,7 +107,6 @@ Cost gemm_cost(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, con
     if (m == 0 || n == 0 || k == 0) return cost;  // no communication: C := beta·C locally
     if (v == Variant::Auto) v = choose_gemm_variant(op_a, op_b, a, b, c, opts);
     const auto plan = detail::plan_gemm_2d(op_a, op_b, a, b, c, v, opts);
-    const int p = c.p(), q = c.q();
 
     // Redistributions, A's operand first (as the driver does), tracking workspace.
     std::int64_t live = 0, peak = 0;
@@ -74,47 +122,29 @@ Cost gemm_cost(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, con
     move(plan.a, a);
     move(plan.b, b);
 
-    // The SUMMA loop: one broadcast piece and/or one reduction piece per block of the looped
-    // dimension; each counts as one message of its size on every rank of the communicator.
-    const Dist1D& looped = v == Variant::StationaryC ? plan.a.layout.cols
-                           : v == Variant::StationaryA ? c.cols : c.rows;
-    const auto groups = detail::panel_groups(looped, plan.panel_width);
-    const index_t ng = static_cast<index_t>(groups.size());
-    const index_t wmax = detail::max_group_width(looped, groups);
-    const index_t slots = std::min<index_t>(plan.lookahead + 1, ng);
-    const index_t m_loc = c.rows.local_size(row), n_loc = c.cols.local_size(col);
-    // Per block: (elements along the first communicator, along the second), and whether each runs.
-    index_t x_loc = 0, y_loc = 0;  // per-index piece sizes
-    bool x_on = false, y_on = false;
-    double local_flops = 0;
-    switch (v) {
-        case Variant::StationaryC:  // A' pieces along rows (m_loc x w), B' pieces along columns (w x n_loc)
-            x_loc = m_loc, x_on = q > 1 && m_loc > 0;
-            y_loc = n_loc, y_on = p > 1 && n_loc > 0;
-            local_flops = double(m_loc) * n_loc * k;
-            break;
-        case Variant::StationaryA: {  // Bt pieces along columns (k_loc x w), partial C along rows (m_loc x w)
-            const index_t k_loc = plan.a.layout.cols.local_size(col);
-            x_loc = k_loc, x_on = p > 1 && k_loc > 0;
-            y_loc = m_loc, y_on = q > 1 && m_loc > 0;
-            local_flops = double(m_loc) * n * k_loc;
-            break;
-        }
-        default: {  // StationaryB: At pieces along rows (k_loc x w), partial C along columns (w x n_loc)
-            const index_t k_loc = plan.b.layout.rows.local_size(row);
-            x_loc = k_loc, x_on = q > 1 && k_loc > 0;
-            y_loc = n_loc, y_on = p > 1 && n_loc > 0;
-            local_flops = double(m) * n_loc * k_loc;
-            break;
-        }
-    }
-    const index_t nblocks = looped.num_blocks();
-    cost.words += (x_on ? x_loc * looped.n : 0) + (y_on ? y_loc * looped.n : 0);
-    cost.msgs += (x_on ? nblocks : 0) + (y_on ? nblocks : 0);
-    peak = std::max(peak, live + (x_on ? slots * x_loc * wmax : 0) + (y_on ? slots * y_loc * wmax : 0));
+    const auto loop = detail::summa_loop_cost(plan, c, row, col);
+    cost.words += loop.words;
+    cost.msgs += loop.msgs;
+    peak = std::max(peak, live + loop.slots);
+    const double local_flops = loop.local_flops;
     cost.extra_bytes = peak * static_cast<std::int64_t>(elem_size);
-    cost.flops = (is_complex ? 8.0 : 2.0) * local_flops;
+    cost.flops = (is_complex ? 4.0 : 1.0) * local_flops;
     return cost;
+}
+
+Cost gemm_cost(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
+               const GemmOptions& opts, GridOrder order, int rank, std::size_t elem_size, bool is_complex) {
+    const index_t m = c.m(), n = c.n(), k = op_a == Op::N ? a.n() : a.m();
+    if (m == 0 || n == 0 || k == 0) return {};
+    const bool plain_2d = opts.variant != Variant::Auto && opts.grid3d.c == 0 && detail::memory_limit(opts) == 0;
+    const auto d = plain_2d ? detail::GemmDecision{false, opts.variant, {}, 0, {}}
+                            : detail::decide_gemm(op_a, op_b, a, b, c, order, opts, elem_size, is_complex);
+    if (d.three_d)
+        return detail::gemm3d_cost(detail::plan_gemm_3d(op_a, op_b, m, n, k, d.variant, d.g, d.nb, opts), a, b, c,
+                                   order, rank, elem_size, is_complex);
+    const int row = order == GridOrder::RowMajor ? rank / c.q() : rank % c.p();
+    const int col = order == GridOrder::RowMajor ? rank % c.q() : rank / c.p();
+    return gemm_cost(op_a, op_b, a, b, c, d.variant, opts, row, col, elem_size, is_complex);
 }
 
 std::int64_t gemm_total_words(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,

@@ -1,0 +1,26 @@
+#pragma once
+// Internal pieces of the cost model shared by the 2D and 3D gemm models.
+
+#include "cala/model.hpp"
+#include "gemm/plan.hpp"
+#include "gemm/plan3d.hpp"
+
+namespace cala::detail {
+
+/// The SUMMA loop on one p x q grid for process (row, col): words and messages of its
+/// broadcasts and reductions, the elements of its panel slots, and its local flops (real count).
+struct LoopCost {
+    std::int64_t words = 0, msgs = 0, slots = 0;
+    double local_flops = 0;
+};
+LoopCost summa_loop_cost(const GemmPlan& plan, const BlockCyclic& c, int row, int col);
+
+/// Exact cost on communicator rank `rank` of summa_3d for user layouts a, b, c on a user grid
+/// of the given order (ranks of the user's grid and of the 3D grid number the same processes).
+Cost gemm3d_cost(const Plan3D& plan, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
+                 GridOrder order, int rank, std::size_t elem_size, bool is_complex);
+
+/// Placement of a user layout on a grid of the given order (rank = r·q + c or c·p + r).
+Placement user_placement(const BlockCyclic& l, GridOrder order);
+
+}  // namespace cala::detail

@@ -1,0 +1,85 @@
+// Exact per-rank cost of summa_3d (lib/gemm/summa3d.cpp), step by step in the same order:
+// bring A, bring B (replicated ones: to layer 0, then a fiber broadcast), the layer's SUMMA loop,
+// the fiber reduce-scatter (stationary C), and the return to the user's layout.
+
+#include <algorithm>
+
+#include "model/costs.hpp"
+
+namespace cala::detail {
+
+Placement user_placement(const BlockCyclic& l, GridOrder order) {
+    Placement pl{l, std::vector<int>(static_cast<std::size_t>(l.p()) * l.q())};
+    for (int r = 0; r < l.p(); ++r)
+        for (int c = 0; c < l.q(); ++c)
+            pl.ranks[static_cast<std::size_t>(r) * l.q() + c] = order == GridOrder::RowMajor ? r * l.q() + c : c * l.p() + r;
+    return pl;
+}
+
+namespace {
+std::int64_t local_elems(const BlockCyclic& l, int row, int col) {
+    return l.rows.local_size(row) * l.cols.local_size(col);
+}
+}  // namespace
+
+Cost gemm3d_cost(const Plan3D& plan, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
+                 GridOrder order, int rank, std::size_t elem_size, bool is_complex) {
+    const Shape3 g = plan.g;
+    const bool active = rank < g.p * g.q * g.c;
+    const int h = active ? rank / (g.p * g.q) : 0, r = active ? rank % (g.p * g.q) / g.q : 0,
+              col = active ? rank % g.q : 0;
+    Cost cost;
+    std::int64_t live = 0, peak = 0;
+    auto add = [&](const RedistTraffic& t, std::int64_t store) {
+        cost.words += t.words;
+        cost.msgs += t.msgs;
+        peak = std::max(peak, live + store + t.send_total + t.recv_others);
+        live += store;
+    };
+    // Bring A and B.
+    std::int64_t brought = 0;
+    for (const auto& [x, user, layer] :
+         {std::tuple{&plan.a, &a, plan.a_layer(h)}, std::tuple{&plan.b, &b, plan.b_layer(h)}}) {
+        const RedistGeometry geo(x->redist_op, *user, x->virt);
+        const std::int64_t store = active ? local_elems(layer, r, col) : 0;
+        add(redist_traffic(geo, user_placement(*user, order), spread_placement(x->virt, x->spread, g), rank), store);
+        if (x->replicated && g.c > 1 && store > 0) cost.words += store, cost.msgs += 1;  // fiber broadcast
+        brought += store;
+    }
+    // The layer's SUMMA loop into its partial (or final) C.
+    std::int64_t result = 0;
+    if (active) {
+        const BlockCyclic cl = plan.c_layer(h);
+        const std::int64_t cs = local_elems(cl, r, col);
+        const LoopCost loop = summa_loop_cost(plan.layer_plan(h), cl, r, col);
+        cost.words += loop.words;
+        cost.msgs += loop.msgs;
+        cost.flops = (is_complex ? 4.0 : 1.0) * loop.local_flops;
+        peak = std::max(peak, live + cs + loop.slots);
+        live += cs - brought;  // the operands are freed after the loop
+        result = cs;
+        if (plan.c_spread == Spread::ColsReduced) {
+            const std::int64_t rs = local_elems(plan.c_virt, r, h * g.q + col);
+            peak = std::max(peak, live + rs);
+            const index_t m_loc = cl.rows.local_size(r);
+            for (index_t bk = col; bk < cl.cols.num_blocks(); bk += g.q)
+                if (g.c > 1 && m_loc > 0) cost.words += m_loc * cl.cols.block_size(bk), cost.msgs += 1;
+            live += rs - cs;
+            result = rs;
+        }
+    } else {
+        live -= brought;
+    }
+    // Return to the user's layout (the result's buffer is live throughout).
+    const RedistGeometry geo(Op::N, plan.c_virt, c);
+    const RedistTraffic t =
+        redist_traffic(geo, spread_placement(plan.c_virt, plan.c_spread, g), user_placement(c, order), rank);
+    cost.words += t.words;
+    cost.msgs += t.msgs;
+    peak = std::max(peak, live + t.send_total + t.recv_others);
+    (void)result;
+    cost.extra_bytes = peak * static_cast<std::int64_t>(elem_size);
+    return cost;
+}
+
+}  // namespace cala::detail

@@ -1,0 +1,201 @@
+// The planner: every 2D and 2.5D/3D decomposition of P ranks, every variant, scored by the
+// predicted time alpha·messages + beta·bytes + gamma·flops of its busiest rank, under the
+// per-rank memory limit. Deterministic in its arguments: every rank decides alike, no messages.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <sstream>
+
+#include "core/check.hpp"
+#include "model/costs.hpp"
+#include "model/planner.hpp"
+
+namespace cala {
+
+MachineModel MachineModel::from_env() {
+    MachineModel m;
+    if (const char* s = std::getenv("CALA_MODEL_LATENCY_US")) m.latency_s = std::atof(s) * 1e-6;
+    if (const char* s = std::getenv("CALA_MODEL_BANDWIDTH_GBS")) m.seconds_per_byte = 1.0 / (std::atof(s) * 1e9);
+    if (const char* s = std::getenv("CALA_MODEL_GFLOPS")) m.seconds_per_flop = 1.0 / (std::atof(s) * 1e9);
+    return m;
+}
+
+std::string GemmPlanInfo::describe() const {
+    std::ostringstream os;
+    os << to_string(variant) << (user_grid ? " 2D user grid " : " ") << grid.p << "x" << grid.q << "x" << grid.c
+       << " nb=" << block_size << " words/rank=" << static_cast<std::int64_t>(words)
+       << " msgs/rank=" << static_cast<std::int64_t>(msgs) << " memory/rank=" << memory_bytes
+       << " predicted=" << predicted_time_s << "s";
+    if (idle_ranks > 0) os << " (" << idle_ranks << " ranks idle: P does not factor into this grid)";
+    return os.str();
+}
+
+namespace detail {
+
+std::int64_t memory_limit(const GemmOptions& o) {
+    if (o.memory_limit_bytes > 0) return o.memory_limit_bytes;
+    if (const char* s = std::getenv("CALA_MAX_MEMORY_MB")) return static_cast<std::int64_t>(std::atof(s) * 1048576.0);
+    return 0;
+}
+
+index_t auto_block(index_t m, index_t n, index_t k, Shape3 g) {
+    const double share = std::min({double(m) / g.p, double(n) / g.q, double(k) / (g.c * std::max(g.p, g.q))});
+    index_t nb = 8;
+    while (nb * 2 <= std::min<double>(256, share)) nb *= 2;
+    return nb;
+}
+
+namespace {
+
+index_t max_local(index_t n, index_t nb, int procs) { return Dist1D(n, nb, procs).local_size(0); }
+
+// Per-rank estimate (busiest rank, memory an upper bound) of a 3D candidate, from closed forms.
+GemmPlanInfo estimate_3d(index_t m, index_t n, index_t k, Variant v, Shape3 g, index_t nb, index_t user_local,
+                         std::size_t elem, const MachineModel& mm, int nranks, bool cplx) {
+    const int p = g.p, q = g.q, c = g.c;
+    const double P = double(p) * q * c, M = double(m), N = double(n), K = double(k);
+    const index_t W = std::max<index_t>(512, nb);
+    const index_t ml = max_local(m, nb, p), nl = max_local(n, nb, q);
+    double words = 2 * M * N, mem = 0;  // the return of C
+    double msgs = 6;                    // conversions: a handful of peers each, per operand
+    const auto blocks = [&](index_t x) { return double((x + nb - 1) / nb); };
+    switch (v) {
+        case Variant::StationaryA: {
+            const index_t kl = max_local(k, nb, q), nh = max_local(n, nb, c * p), cl = max_local(n, nb, c * q);
+            words += 2 * M * K + (c > 1) * c * M * K + 2 * K * N + (p > 1) * p * N * K + (q > 1) * q * M * N;
+            msgs += ((p > 1) + (q > 1)) * blocks(n) / c + (c > 1);
+            const double A = double(ml) * kl, B = double(nh) * kl, C = double(ml) * cl, S = 2.0 * (kl + ml) * W;
+            mem = std::max({A + 2 * (A + user_local), A + B + 2 * (B + user_local), A + B + C + S, C + 2 * (C + user_local)});
+            break;
+        }
+        case Variant::StationaryB: {
+            const index_t kl = max_local(k, nb, p), mh = max_local(m, nb, c * q), rl = max_local(m, nb, c * p);
+            words += 2 * K * N + (c > 1) * c * K * N + 2 * M * K + (q > 1) * q * K * M + (p > 1) * p * M * N;
+            msgs += ((p > 1) + (q > 1)) * blocks(m) / c + (c > 1);
+            const double B = double(kl) * nl, A = double(kl) * mh, C = double(rl) * nl, S = 2.0 * (kl + nl) * W;
+            mem = std::max({B + 2 * (B + user_local), A + B + 2 * (A + user_local), A + B + C + S, C + 2 * (C + user_local)});
+            break;
+        }
+        default: {
+            const index_t ka = max_local(k, nb, c * q), kb = max_local(k, nb, c * p), rl = max_local(n, nb, c * q);
+            words += 2 * M * K + 2 * K * N + (q > 1) * q * M * K + (p > 1) * p * K * N + (c > 1) * c * M * N;
+            msgs += ((p > 1) + (q > 1)) * blocks(k) / c + (c > 1) * blocks(n) / q;
+            const double A = double(ml) * ka, B = double(kb) * nl, C = double(ml) * nl, R = double(ml) * rl,
+                         S = 2.0 * (ml + nl) * W;
+            mem = std::max({A + 2 * (A + user_local), A + B + 2 * (B + user_local), A + B + C + S, C + R,
+                            R + 2 * (R + user_local)});
+            break;
+        }
+    }
+    GemmPlanInfo info;
+    info.variant = v;
+    info.grid = {p, q, c};
+    info.block_size = nb;
+    info.idle_ranks = nranks - static_cast<int>(P);
+    info.words = words / P;
+    info.msgs = msgs;
+    info.flops = (cplx ? 8.0 : 2.0) * M * N * K / P;
+    info.memory_bytes = static_cast<std::int64_t>(mem * double(elem));
+    info.predicted_time_s =
+        mm.latency_s * info.msgs + mm.seconds_per_byte * double(elem) * info.words + mm.seconds_per_flop * info.flops;
+    return info;
+}
+
+// Every p x q x c with p·q·c in [P/2, P]; c = 1 included (a regridding in 2D).
+std::vector<Shape3> shapes(int nranks) {
+    std::vector<Shape3> out;
+    for (int c = 1; c <= nranks; ++c)
+        for (int p = 1; p * c <= nranks; ++p)
+            for (int q = 1; p * q * c <= nranks; ++q)
+                if (2 * p * q * c >= nranks) out.push_back({p, q, c});
+    return out;
+}
+
+[[noreturn]] void nothing_fits(std::int64_t needed, std::int64_t limit) {
+    throw Error(cat("gemm: no plan fits the memory limit of ", limit / 1048576.0, " MB per rank; the cheapest plan needs ",
+                    needed / 1048576.0, " MB per rank (raise GemmOptions::memory_limit_bytes or CALA_MAX_MEMORY_MB)"));
+}
+
+GemmPlanInfo best_3d(index_t m, index_t n, index_t k, int nranks, const GemmOptions& o, const MachineModel& mm,
+                     index_t user_local, std::size_t elem, bool cplx, std::int64_t limit, GemmPlanInfo* cheapest) {
+    GemmPlanInfo best;
+    best.predicted_time_s = std::numeric_limits<double>::infinity();
+    const std::vector<Shape3> forced{{o.grid3d.p, o.grid3d.q, o.grid3d.c}};
+    for (const Shape3& g : o.grid3d.c > 0 ? forced : shapes(nranks)) {
+        const index_t nb = o.block_size > 0 ? o.block_size : auto_block(m, n, k, g);
+        for (Variant v : {Variant::StationaryC, Variant::StationaryA, Variant::StationaryB}) {
+            if (o.variant != Variant::Auto && v != o.variant) continue;
+            const GemmPlanInfo e = estimate_3d(m, n, k, v, g, nb, user_local, elem, mm, nranks, cplx);
+            if (cheapest && e.memory_bytes < cheapest->memory_bytes) *cheapest = e;
+            if (limit > 0 && e.memory_bytes > limit) continue;
+            if (e.predicted_time_s < best.predicted_time_s) best = e;
+        }
+    }
+    return best;
+}
+
+}  // namespace
+
+GemmDecision decide_gemm(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
+                         GridOrder order, const GemmOptions& o, std::size_t elem, bool cplx) {
+    const index_t m = c.m(), n = c.n(), k = op_a == Op::N ? a.n() : a.m();
+    const int nranks = c.p() * c.q();
+    const std::int64_t limit = memory_limit(o);
+    const MachineModel mm = MachineModel::from_env();
+    const bool forced_3d = o.grid3d.c > 0;
+    // The user's own grid, exactly: the busiest rank's words, messages and workspace.
+    GemmPlanInfo user;
+    user.predicted_time_s = std::numeric_limits<double>::infinity();
+    GemmPlanInfo cheapest;
+    cheapest.memory_bytes = std::numeric_limits<std::int64_t>::max();
+    if (!forced_3d) {
+        for (Variant v : {Variant::StationaryC, Variant::StationaryA, Variant::StationaryB}) {
+            if (o.variant != Variant::Auto && v != o.variant) continue;
+            GemmPlanInfo e;
+            e.variant = v, e.user_grid = true, e.grid = {c.p(), c.q(), 1}, e.block_size = c.cols.nb;
+            for (int r = 0; r < c.p(); ++r)
+                for (int cc = 0; cc < c.q(); ++cc) {
+                    const Cost x = gemm_cost(op_a, op_b, a, b, c, v, o, r, cc, elem, cplx);
+                    e.words = std::max(e.words, double(x.words));
+                    e.msgs = std::max(e.msgs, double(x.msgs));
+                    e.flops = std::max(e.flops, x.flops);
+                    e.memory_bytes = std::max(e.memory_bytes, x.extra_bytes);
+                }
+            e.predicted_time_s = mm.latency_s * e.msgs + mm.seconds_per_byte * double(elem) * e.words +
+                                 mm.seconds_per_flop * e.flops;
+            if (e.memory_bytes < cheapest.memory_bytes) cheapest = e;
+            if (limit > 0 && e.memory_bytes > limit) continue;
+            if (e.predicted_time_s < user.predicted_time_s) user = e;
+        }
+    }
+    GemmPlanInfo three;
+    three.predicted_time_s = std::numeric_limits<double>::infinity();
+    if (forced_3d || o.variant == Variant::Auto) {
+        const index_t user_local = std::max(a.rows.local_size(0) * a.cols.local_size(0),
+                                            std::max(b.rows.local_size(0) * b.cols.local_size(0),
+                                                     c.rows.local_size(0) * c.cols.local_size(0)));
+        three = best_3d(m, n, k, nranks, o, mm, user_local, elem, cplx, limit, &cheapest);
+    }
+    const GemmPlanInfo& pick = three.predicted_time_s < user.predicted_time_s ? three : user;
+    if (!std::isfinite(pick.predicted_time_s)) nothing_fits(cheapest.memory_bytes, limit);
+    (void)order;
+    return {!pick.user_grid, pick.variant, {pick.grid.p, pick.grid.q, pick.grid.c}, pick.block_size, pick};
+}
+
+}  // namespace detail
+
+GemmPlanInfo plan_gemm(index_t m, index_t n, index_t k, Op op_a, Op op_b, int nranks, const GemmOptions& opts,
+                       const MachineModel& machine, index_t user_block, std::size_t elem_size) {
+    (void)machine;  // decide_gemm reads the same parameters from the environment
+    const auto [p, q] = Grid2D::squarest(nranks);
+    const BlockCyclic a = op_a == Op::N ? BlockCyclic(m, k, user_block, user_block, p, q)
+                                        : BlockCyclic(k, m, user_block, user_block, p, q);
+    const BlockCyclic b = op_b == Op::N ? BlockCyclic(k, n, user_block, user_block, p, q)
+                                        : BlockCyclic(n, k, user_block, user_block, p, q);
+    const BlockCyclic c(m, n, user_block, user_block, p, q);
+    return detail::decide_gemm(op_a, op_b, a, b, c, GridOrder::RowMajor, opts, elem_size, false).info;
+}
+
+}  // namespace cala

@@ -1,0 +1,80 @@
+// cala::gemm on p x q x c grids (2.5D/3D SUMMA), operands and result in the user's 2D layout:
+// every 3D variant x op pair x type, c in {2, 3}, sizes that neither the block size nor c
+// divides; result vs the sequential reference, traffic and workspace == the model (conversion
+// from and to the user's layout, replication and fiber reductions included).
+// (run as: mpiexec.mpich -n N test_summa3d, N in {2, 4, 8, 12}; 8 and 12 oversubscribed)
+
+#include <doctest/doctest.h>
+
+#include "support/gemm_case.hpp"
+
+using namespace cala;
+using cala::test::Shape;
+
+namespace {
+
+// m, n, k, block sizes of A, B, C as stored, non-zero sources, offset, every op pair.
+const Shape kShapes3d[] = {
+    {29, 23, 31, 5, 7, 7, 3, 5, 3, true, 0, true},   // nothing divides anything
+    {13, 17, 11, 4, 4, 4, 4, 4, 4, false, 2, true},  // submatrices starting inside a block
+    {1, 7, 3, 2, 2, 2, 2, 2, 2, false, 0, false},    // one row
+};
+
+std::vector<Shape3D> grids3d(int n) {
+    switch (n) {
+        case 2: return {{1, 1, 2}};
+        case 4: return {{1, 2, 2}, {1, 1, 3}};        // the second leaves a rank idle
+        case 8: return {{2, 2, 2}, {1, 2, 3}};        // c = 2, and c = 3 with 2 ranks idle
+        case 12: return {{2, 2, 3}, {2, 3, 2}};
+        default: return {{1, 1, n}};
+    }
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("3D gemm matches the reference and the model", T, float, double, std::complex<float>,
+                   std::complex<double>) {
+    const Comm world = Comm::borrow(MPI_COMM_WORLD);
+    const Grid2D grid(world);
+    const Op ops[] = {Op::N, Op::T, Op::C};
+    int count = 0;
+    for (const Shape3D g : grids3d(world.size()))
+        for (const Shape& s : kShapes3d)
+            for (Variant v : {Variant::StationaryC, Variant::StationaryA, Variant::StationaryB})
+                for (Op oa : ops)
+                    for (Op ob : ops) {
+                        // Every op pair in double; a sample for the other types (time on 2 cores).
+                        const bool sample = (oa == Op::N && ob == Op::N) || (oa == Op::T && ob == Op::C);
+                        if (!(s.all_ops && std::is_same_v<T, double>) && !sample) continue;
+                        const GemmOptions opts{.variant = v, .lookahead = count % 2, .panel_width = 4,
+                                               .grid3d = g, .block_size = 3 + count % 2};
+                        test::run_case<T>(grid, s, oa, ob, count % 3 == 0, opts);
+                        ++count;
+                    }
+    MESSAGE(count, " 3D gemm cases");
+}
+
+TEST_CASE("the planner's choice runs and matches the model, with and without a memory limit") {
+    const Comm world = Comm::borrow(MPI_COMM_WORLD);
+    const Grid2D grid(world);
+    const Shape square{40, 40, 40, 4, 4, 4, 4, 4, 4, false, 0, true};
+
+    test::run_case<double>(grid, square, Op::N, Op::N, false, {});
+    test::run_case<double>(grid, square, Op::N, Op::T, true, {.memory_limit_bytes = 64 * 1024});
+}
+
+TEST_CASE("a memory limit no plan fits fails on every rank, naming both sizes") {
+    const Comm world = Comm::borrow(MPI_COMM_WORLD);
+    const Grid2D grid(world);
+    DistMatrix<double> a(grid, 64, 64, 8, 8), b(grid, 64, 64, 8, 8), c(grid, 64, 64, 8, 8);
+
+    std::string msg;
+    try {
+        gemm(Op::N, Op::N, 1.0, a.view(), b.view(), 0.0, c.view(), {.memory_limit_bytes = 16});
+    } catch (const Error& e) {
+        msg = e.what();
+    }
+
+    CHECK(msg.find("gemm: no plan fits the memory limit of") == 0);
+    CHECK(msg.find("the cheapest plan needs") != std::string::npos);
+}
