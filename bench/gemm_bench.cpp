@@ -42,6 +42,8 @@ namespace {
 struct GemmArgs {
     index_t m = 1024, n = 1024, k = 1024, nb = 256, panel_width = 0;
     std::string grid, variant = "auto", compare = "none", type = "d", opa = "N", opb = "N";
+    bool plan = false;
+    index_t block_size = 0;
     int runs = 5, threads = 0, lookahead = 1;
     double alpha = 1.0, beta = 1.0;
 };
@@ -237,7 +239,7 @@ std::int64_t max_over_ranks(std::int64_t v, MPI_Comm comm) {
 }
 
 template <class T>
-void run_gemm(const GemmArgs& args, int p, int q) {
+void run_gemm(const GemmArgs& args, int p, int q, Shape3D g3) {
     const Op op_a = parse_op(args.opa), op_b = parse_op(args.opb);
     const T alpha = T(args.alpha), beta = T(args.beta);
     const index_t m = args.m, n = args.n, k = args.k, nb = args.nb;
@@ -256,10 +258,11 @@ void run_gemm(const GemmArgs& args, int p, int q) {
     fill_random<T>(b, seed ^ 2);
     fill_random<T>(c0, seed ^ 3);
 
-    GemmOptions gopts{parse_variant(args.variant), args.lookahead, args.panel_width};
-    const Variant chosen = gopts.variant == Variant::Auto
-                               ? choose_gemm_variant(op_a, op_b, a.layout(), b.layout(), c.layout(), gopts)
-                               : gopts.variant;
+    GemmOptions gopts{parse_variant(args.variant), args.lookahead, args.panel_width, g3, args.block_size};
+    const GemmPlanInfo plan =
+        plan_gemm(op_a, op_b, a.layout(), b.layout(), c.layout(), grid.order(), gopts, sizeof(T), is_complex_v<T>);
+    const Variant chosen = plan.variant;
+    if (args.plan && world_rank() == 0) std::cerr << "cala-bench gemm: plan " << plan.describe() << "\n";
     const double fma = is_complex_v<T> ? 8.0 : 2.0;
     const double flops = fma * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
 
@@ -284,21 +287,31 @@ void run_gemm(const GemmArgs& args, int p, int q) {
     const double err = probe_error<T>(op_a, op_b, alpha, a, b, beta, c0, c, seed ^ 4);
 
     Cost model{};
-    for (int r = 0; r < p; ++r)
-        for (int s = 0; s < q; ++s) {
-            const Cost x = gemm_cost(op_a, op_b, a.layout(), b.layout(), c.layout(), chosen, gopts, r, s, sizeof(T),
-                                     is_complex_v<T>);
-            model.words = std::max(model.words, x.words);
-            model.msgs = std::max(model.msgs, x.msgs);
-            model.extra_bytes = std::max(model.extra_bytes, x.extra_bytes);
-        }
-
+    for (int rank = 0; rank < p * q; ++rank) {
+        const Cost x = gemm_cost(op_a, op_b, a.layout(), b.layout(), c.layout(), gopts, grid.order(), rank, sizeof(T),
+                                 is_complex_v<T>);
+        model.words = std::max(model.words, x.words);
+        model.msgs = std::max(model.msgs, x.msgs);
+        model.extra_bytes = std::max(model.extra_bytes, x.extra_bytes);
+    }
+    // Lower bounds on the words a rank must receive (Irony-Toledo-Tiskin, as COSMA states them):
+    // with S words of memory, 2mnk/(P·sqrt(S)) + S; independently of memory, 3·(mnk/P)^(2/3)
+    // minus what the rank already holds, (mk + kn + mn)/P. S = the data a rank holds plus the
+    // largest workspace any rank used here.
+    const double P = double(p) * q, held = (double(m) * k + double(k) * n + double(m) * n) / P;
+    const double S = held + double(max_over_ranks(extra, comm)) / sizeof(T);
+    const double bound_mem = 2.0 * double(m) * n * k / (P * std::sqrt(S)) - S;
+    const double bound_free = 3.0 * std::pow(double(m) * n * k / P, 2.0 / 3.0) - held;
     const int ranks = grid.comm().size();
     const double rate = flops / tc.best() / 1e9;
     nlohmann::ordered_json j = {
         {"bench", "gemm"}, {"type", args.type}, {"opa", args.opa}, {"opb", args.opb},
         {"variant", to_string(chosen)}, {"variant_requested", args.variant},
-        {"m", m}, {"n", n}, {"k", k}, {"grid", std::to_string(p) + "x" + std::to_string(q)}, {"c", 1},
+        {"m", m}, {"n", n}, {"k", k}, {"grid", std::to_string(p) + "x" + std::to_string(q)},
+        {"plan", plan.describe()}, {"plan_grid", std::to_string(plan.grid.p) + "x" + std::to_string(plan.grid.q) + "x" +
+                                                    std::to_string(plan.grid.c)},
+        {"plan_user_grid", plan.user_grid}, {"c", plan.grid.c}, {"plan_block", plan.block_size},
+        {"plan_idle_ranks", plan.idle_ranks}, {"plan_predicted_time_s", plan.predicted_time_s},
         {"nb", nb}, {"lookahead", args.lookahead}, {"panel_width", args.panel_width},
         {"ranks", ranks}, {"threads", args.threads}, {"runs", args.runs}, {"alpha", args.alpha}, {"beta", args.beta},
         {"time_s", tc.best()}, {"time_median_s", tc.median()}, {"times_s", tc.runs},
@@ -306,6 +319,8 @@ void run_gemm(const GemmArgs& args, int p, int q) {
         {"blas_gflops", blas_gflops}, {"blas_kernel", blas_kernel_name()},
         {"efficiency", rate / (ranks * args.threads * blas_gflops)},
         {"words_max", max_over_ranks(tr.words(), comm)}, {"words_model", model.words},
+        {"words_recv_max", max_over_ranks(tr.words_recv, comm)},
+        {"lower_bound_words_recv", std::max({bound_mem, bound_free, 0.0})},
         {"msgs_max", max_over_ranks(tr.msgs(), comm)}, {"msgs_model", model.msgs},
         {"extra_bytes_max", max_over_ranks(extra, comm)}, {"extra_bytes_model", model.extra_bytes},
         {"check_error", err},
@@ -334,21 +349,31 @@ void run(const GemmArgs& in) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     GemmArgs args = in;
     int p = 0, q = 0;
+    Shape3D g3;
     if (args.grid.empty()) {
         std::tie(p, q) = Grid2D::squarest(size);
     } else {
-        char x = 0, extra = 0;
-        if (std::sscanf(args.grid.c_str(), "%d%c%d%c", &p, &x, &q, &extra) != 3 || (x != 'x' && x != 'X') || p < 1 || q < 1)
-            throw CLI::ValidationError("--grid", "is '" + args.grid + "', expected PxQ such as 1x2");
+        char x = 0, y = 0, extra = 0;
+        int c3 = 0;
+        const int got = std::sscanf(args.grid.c_str(), "%d%c%d%c%d%c", &p, &x, &q, &y, &c3, &extra);
+        if (got == 5 && (x == 'x' || x == 'X') && (y == 'x' || y == 'X') && p > 0 && q > 0 && c3 > 0) {
+            g3 = {p, q, c3};  // a forced 3D grid; the operands live on the squarest 2D grid
+            if (p * q * c3 > size)
+                throw CLI::ValidationError("--grid", args.grid + " needs " + std::to_string(p * q * c3) +
+                                                         " ranks, running on " + std::to_string(size));
+            std::tie(p, q) = Grid2D::squarest(size);
+        } else if (got != 3 || (x != 'x' && x != 'X') || p < 1 || q < 1) {
+            throw CLI::ValidationError("--grid", "is '" + args.grid + "', expected PxQ such as 1x2 or PxQxC such as 2x2x2");
+        }
     }
     if (p * q != size)
         throw CLI::ValidationError("--grid", std::to_string(p) + "x" + std::to_string(q) + " needs " +
                                                  std::to_string(p * q) + " ranks, running on " + std::to_string(size));
     if (args.threads <= 0) args.threads = omp_get_max_threads();
-    if (args.type == "d") run_gemm<double>(args, p, q);
-    else if (args.type == "s") run_gemm<float>(args, p, q);
-    else if (args.type == "z") run_gemm<std::complex<double>>(args, p, q);
-    else run_gemm<std::complex<float>>(args, p, q);
+    if (args.type == "d") run_gemm<double>(args, p, q, g3);
+    else if (args.type == "s") run_gemm<float>(args, p, q, g3);
+    else if (args.type == "z") run_gemm<std::complex<double>>(args, p, q, g3);
+    else run_gemm<std::complex<float>>(args, p, q, g3);
 }
 
 }  // namespace
@@ -359,7 +384,10 @@ void add_gemm_command(CLI::App& app) {
     cmd->add_option("--m", args->m, "rows of C")->check(CLI::NonNegativeNumber)->capture_default_str();
     cmd->add_option("--n", args->n, "columns of C")->check(CLI::NonNegativeNumber)->capture_default_str();
     cmd->add_option("--k", args->k, "inner dimension")->check(CLI::NonNegativeNumber)->capture_default_str();
-    cmd->add_option("--grid", args->grid, "process grid PxQ (default: the squarest with P <= Q)");
+    cmd->add_option("--grid", args->grid,
+                    "process grid PxQ of the operands (default: the squarest), or PxQxC to force 2.5D/3D SUMMA");
+    cmd->add_flag("--plan", args->plan, "print the planner's choice (stderr) beside the measurement");
+    cmd->add_option("--block-size", args->block_size, "block size of the 2.5D/3D layouts (0: the planner's)");
     cmd->add_option("--nb", args->nb, "block size (rows and columns) of A, B and C")
         ->check(CLI::PositiveNumber)->capture_default_str();
     cmd->add_option("--variant", args->variant, "stationary matrix")

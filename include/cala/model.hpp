@@ -72,6 +72,10 @@ GemmPlanInfo plan_gemm(index_t m, index_t n, index_t k, Op op_a, Op op_b, int nr
                        const MachineModel& machine = MachineModel::from_env(), index_t user_block = 256,
                        std::size_t elem_size = 8);
 
+/// What cala::gemm will do for operands with these layouts on a grid of the given order.
+GemmPlanInfo plan_gemm(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
+                       GridOrder order, const GemmOptions& opts, std::size_t elem_size, bool is_complex);
+
 /// Exact words/messages process (row, col) moves in redistribute(op, src -> dst).
 Cost redistribute_cost(Op op, const BlockCyclic& src, const BlockCyclic& dst, int row, int col);
 /// Words moved summed over all ranks by redistribute(op, src -> dst).

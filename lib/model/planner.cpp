@@ -186,6 +186,14 @@ GemmDecision decide_gemm(Op op_a, Op op_b, const BlockCyclic& a, const BlockCycl
 
 }  // namespace detail
 
+GemmPlanInfo plan_gemm(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
+                       GridOrder order, const GemmOptions& opts, std::size_t elem_size, bool is_complex) {
+    const bool plain_2d = opts.variant != Variant::Auto && opts.grid3d.c == 0 && detail::memory_limit(opts) == 0;
+    GemmOptions o = opts;
+    if (plain_2d) o.memory_limit_bytes = 0;
+    return detail::decide_gemm(op_a, op_b, a, b, c, order, o, elem_size, is_complex).info;
+}
+
 GemmPlanInfo plan_gemm(index_t m, index_t n, index_t k, Op op_a, Op op_b, int nranks, const GemmOptions& opts,
                        const MachineModel& machine, index_t user_block, std::size_t elem_size) {
     (void)machine;  // decide_gemm reads the same parameters from the environment

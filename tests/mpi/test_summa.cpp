@@ -25,14 +25,14 @@ const Shape kShapes[] = {
     {17, 19, 23, 4, 4, 4, 4, 4, 4, true, 3, true},     // submatrices starting inside a block
 };
 
-// The grids of the issue: 1x1, 1x2, 2x1, 2x2, 2x3 (and 3x2). Runs above 2 ranks are
+// The grids of the issue: 1x1, 1x2, 2x1, 2x2, 2x3. Runs above 2 ranks are
 // oversubscribed on CI's 2 cores, so 4 and 6 ranks test only these shapes.
 std::vector<std::pair<int, int>> grids(int n) {
     switch (n) {
         case 1: return {{1, 1}};
         case 2: return {{1, 2}, {2, 1}};
         case 4: return {{2, 2}};
-        case 6: return {{2, 3}, {3, 2}};
+        case 6: return {{2, 3}};
         default: return {{cala::Grid2D::squarest(n).first, cala::Grid2D::squarest(n).second}};
     }
 }

@@ -24,8 +24,8 @@ std::vector<Shape3D> grids3d(int n) {
     switch (n) {
         case 2: return {{1, 1, 2}};
         case 4: return {{1, 2, 2}, {1, 1, 3}};        // the second leaves a rank idle
-        case 8: return {{2, 2, 2}, {1, 2, 3}};        // c = 2, and c = 3 with 2 ranks idle
-        case 12: return {{2, 2, 3}, {2, 3, 2}};
+        case 8: return {{2, 2, 2}};
+        case 12: return {{2, 2, 3}};
         default: return {{1, 1, n}};
     }
 }
