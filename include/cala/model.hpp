@@ -14,6 +14,7 @@ namespace cala {
 
 struct Cost {
     std::int64_t words = 0;  ///< sent + received, in elements
+    std::int64_t words_recv = 0;  ///< received only (the bandwidth cost of a full-duplex link)
     std::int64_t msgs = 0;   ///< sent + received
     double flops = 0;        ///< local floating-point operations (a complex multiply-add = 8)
     std::int64_t extra_bytes = 0;  ///< peak workspace cala allocates on this rank
@@ -58,7 +59,7 @@ struct GemmPlanInfo {
     Shape3D grid;            ///< p x q x c (c = 1 with user_grid for the 2D case)
     index_t block_size = 0;
     int idle_ranks = 0;      ///< ranks left out because P does not factor well
-    double words = 0, msgs = 0, flops = 0;  ///< per rank (max over ranks for the user grid)
+    double words = 0, msgs = 0, flops = 0;  ///< max(sent, received) words, messages, flops per busiest rank
     std::int64_t memory_bytes = 0;          ///< peak workspace per rank (upper bound)
     double predicted_time_s = 0;
     std::string describe() const;           ///< one line, e.g. "C 2x2x2 nb=256 ..."

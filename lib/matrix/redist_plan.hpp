@@ -65,7 +65,7 @@ std::vector<std::int64_t> recv_counts(const RedistGeometry& g, int dr, int dc);
 /// Words and messages `rank` moves (to and from other ranks), and its workspace: what it packs
 /// (everything it sends, its own share included) plus what it receives from others.
 struct RedistTraffic {
-    std::int64_t words = 0, msgs = 0, send_total = 0, recv_others = 0;
+    std::int64_t words = 0, msgs = 0, send_total = 0, recv_others = 0;  ///< words: sent + received
 };
 RedistTraffic redist_traffic(const RedistGeometry& g, const Placement& src, const Placement& dst, int rank);
 

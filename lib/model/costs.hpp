@@ -10,7 +10,7 @@ namespace cala::detail {
 /// The SUMMA loop on one p x q grid for process (row, col): words and messages of its
 /// broadcasts and reductions, the elements of its panel slots, and its local flops (real count).
 struct LoopCost {
-    std::int64_t words = 0, msgs = 0, slots = 0;
+    std::int64_t words = 0, words_recv = 0, msgs = 0, slots = 0;
     double local_flops = 0;
 };
 LoopCost summa_loop_cost(const GemmPlan& plan, const BlockCyclic& c, int row, int col);

@@ -32,6 +32,7 @@ Cost gemm3d_cost(const Plan3D& plan, const BlockCyclic& a, const BlockCyclic& b,
     std::int64_t live = 0, peak = 0;
     auto add = [&](const RedistTraffic& t, std::int64_t store) {
         cost.words += t.words;
+        cost.words_recv += t.recv_others;
         cost.msgs += t.msgs;
         peak = std::max(peak, live + store + t.send_total + t.recv_others);
         live += store;
@@ -43,7 +44,10 @@ Cost gemm3d_cost(const Plan3D& plan, const BlockCyclic& a, const BlockCyclic& b,
         const RedistGeometry geo(x->redist_op, *user, x->virt);
         const std::int64_t store = active ? local_elems(layer, r, col) : 0;
         add(redist_traffic(geo, user_placement(*user, order), spread_placement(x->virt, x->spread, g), rank), store);
-        if (x->replicated && g.c > 1 && store > 0) cost.words += store, cost.msgs += 1;  // fiber broadcast
+        if (x->replicated && g.c > 1 && store > 0) {  // fiber broadcast from layer 0
+            cost.words += store, cost.msgs += 1;
+            if (h != 0) cost.words_recv += store;
+        }
         brought += store;
     }
     // The layer's SUMMA loop into its partial (or final) C.
@@ -53,6 +57,7 @@ Cost gemm3d_cost(const Plan3D& plan, const BlockCyclic& a, const BlockCyclic& b,
         const std::int64_t cs = local_elems(cl, r, col);
         const LoopCost loop = summa_loop_cost(plan.layer_plan(h), cl, r, col);
         cost.words += loop.words;
+        cost.words_recv += loop.words_recv;
         cost.msgs += loop.msgs;
         cost.flops = (is_complex ? 4.0 : 1.0) * loop.local_flops;
         peak = std::max(peak, live + cs + loop.slots);
@@ -62,8 +67,11 @@ Cost gemm3d_cost(const Plan3D& plan, const BlockCyclic& a, const BlockCyclic& b,
             const std::int64_t rs = local_elems(plan.c_virt, r, h * g.q + col);
             peak = std::max(peak, live + rs);
             const index_t m_loc = cl.rows.local_size(r);
-            for (index_t bk = col; bk < cl.cols.num_blocks(); bk += g.q)
-                if (g.c > 1 && m_loc > 0) cost.words += m_loc * cl.cols.block_size(bk), cost.msgs += 1;
+            for (index_t bk = col, t = 0; bk < cl.cols.num_blocks(); bk += g.q, ++t)
+                if (g.c > 1 && m_loc > 0) {
+                    cost.words += m_loc * cl.cols.block_size(bk), cost.msgs += 1;
+                    if (t % g.c == h) cost.words_recv += m_loc * cl.cols.block_size(bk);
+                }
             live += rs - cs;
             result = rs;
         }
@@ -75,6 +83,7 @@ Cost gemm3d_cost(const Plan3D& plan, const BlockCyclic& a, const BlockCyclic& b,
     const RedistTraffic t =
         redist_traffic(geo, spread_placement(plan.c_virt, plan.c_spread, g), user_placement(c, order), rank);
     cost.words += t.words;
+    cost.words_recv += t.recv_others;
     cost.msgs += t.msgs;
     peak = std::max(peak, live + t.send_total + t.recv_others);
     (void)result;

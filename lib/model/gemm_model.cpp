@@ -67,6 +67,24 @@ LoopCost summa_loop_cost(const GemmPlan& plan, const BlockCyclic& c, int row, in
     }
     const index_t nblocks = looped.num_blocks();
     out.words = (x_on ? x_loc * looped.n : 0) + (y_on ? y_loc * looped.n : 0);
+    // Received: a broadcast piece unless this rank is its root; a reduced piece when it is.
+    for (index_t l = 0; l < nblocks; ++l) {
+        const index_t w = looped.block_size(l);
+        switch (v) {
+            case Variant::StationaryC:
+                if (x_on && plan.a.layout.cols.block_owner(l) != col) out.words_recv += x_loc * w;
+                if (y_on && plan.b.layout.rows.block_owner(l) != row) out.words_recv += y_loc * w;
+                break;
+            case Variant::StationaryA:
+                if (x_on && plan.b.layout.rows.block_owner(l) != row) out.words_recv += x_loc * w;
+                if (y_on && c.cols.block_owner(l) == col) out.words_recv += y_loc * w;
+                break;
+            default:
+                if (x_on && plan.a.layout.cols.block_owner(l) != col) out.words_recv += x_loc * w;
+                if (y_on && c.rows.block_owner(l) == row) out.words_recv += y_loc * w;
+                break;
+        }
+    }
     out.msgs = (x_on ? nblocks : 0) + (y_on ? nblocks : 0);
     out.slots = (x_on ? slots * x_loc * wmax : 0) + (y_on ? slots * y_loc * wmax : 0);
     return out;
@@ -76,7 +94,7 @@ LoopCost summa_loop_cost(const GemmPlan& plan, const BlockCyclic& c, int row, in
 
 Cost redistribute_cost(Op op, const BlockCyclic& src, const BlockCyclic& dst, int row, int col) {
     const auto s = redist_summary(op, src, dst, row, col);
-    return {s.words, s.msgs, 0.0, 0};
+    return {s.words, s.recv_others, s.msgs, 0.0, 0};
 }
 
 std::int64_t redistribute_total_words(Op op, const BlockCyclic& src, const BlockCyclic& dst) {
@@ -114,6 +132,7 @@ Cost gemm_cost(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, con
         if (!x.moves) return;
         const auto s = redist_summary(x.redist_op, user, x.layout, row, col);
         cost.words += s.words;
+        cost.words_recv += s.recv_others;
         cost.msgs += s.msgs;
         const std::int64_t store = local_elems(x.layout, row, col);
         peak = std::max(peak, live + store + s.send_total + s.recv_others);
@@ -124,6 +143,7 @@ Cost gemm_cost(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, con
 
     const auto loop = detail::summa_loop_cost(plan, c, row, col);
     cost.words += loop.words;
+    cost.words_recv += loop.words_recv;
     cost.msgs += loop.msgs;
     peak = std::max(peak, live + loop.slots);
     const double local_flops = loop.local_flops;

@@ -25,7 +25,7 @@ MachineModel MachineModel::from_env() {
 std::string GemmPlanInfo::describe() const {
     std::ostringstream os;
     os << to_string(variant) << (user_grid ? " 2D user grid " : " ") << grid.p << "x" << grid.q << "x" << grid.c
-       << " nb=" << block_size << " words/rank=" << static_cast<std::int64_t>(words)
+       << " nb=" << block_size << " words/rank(max of sent, received)=" << static_cast<std::int64_t>(words)
        << " msgs/rank=" << static_cast<std::int64_t>(msgs) << " memory/rank=" << memory_bytes
        << " predicted=" << predicted_time_s << "s";
     if (idle_ranks > 0) os << " (" << idle_ranks << " ranks idle: P does not factor into this grid)";
@@ -53,18 +53,29 @@ index_t max_local(index_t n, index_t nb, int procs) { return Dist1D(n, nb, procs
 
 // Per-rank estimate (busiest rank, memory an upper bound) of a 3D candidate, from closed forms.
 GemmPlanInfo estimate_3d(index_t m, index_t n, index_t k, Variant v, Shape3 g, index_t nb, index_t user_local,
-                         std::size_t elem, const MachineModel& mm, int nranks, bool cplx) {
+                         std::size_t elem, const MachineModel& mm, int nranks, bool cplx, const GemmOptions& o) {
     const int p = g.p, q = g.q, c = g.c;
     const double P = double(p) * q * c, M = double(m), N = double(n), K = double(k);
-    const index_t W = std::max<index_t>(512, nb);
+    // Panel slots: lookahead + 1 of them, each at most a panel width plus one block wide.
+    const index_t W = (o.lookahead + 1) * ((o.panel_width > 0 ? o.panel_width : 512) + nb) / 2;
     const index_t ml = max_local(m, nb, p), nl = max_local(n, nb, q);
-    double words = 2 * M * N, mem = 0;  // the return of C
-    double msgs = 6;                    // conversions: a handful of peers each, per operand
+    // Words a rank receives: its share of each operand moved into place (replicated ones: its
+    // whole layer share, from the conversion on layer 0 or the fiber broadcast elsewhere), the
+    // pieces its layer's loop broadcasts to it, the reduced blocks it owns, and its share of C
+    // returned to the user's layout.
+    const double Pu = nranks, ML = double(ml), NL = double(nl);
+    double words = M * N / Pu, mem = 0;  // received
+    double sent = M * N / P;              // the return of C, from the layers
+    double msgs = 6;  // conversions: a handful of peers each, per operand
     const auto blocks = [&](index_t x) { return double((x + nb - 1) / nb); };
     switch (v) {
         case Variant::StationaryA: {
             const index_t kl = max_local(k, nb, q), nh = max_local(n, nb, c * p), cl = max_local(n, nb, c * q);
-            words += 2 * M * K + (c > 1) * c * M * K + 2 * K * N + (p > 1) * p * N * K + (q > 1) * q * M * N;
+            // Bt pieces of the layer's n/c columns arrive from p-1 of p rows; C blocks it owns come reduced.
+            const double n_layer = double(max_local(n, nb, c));
+            words += M * K / (p * q) + K * N / P + (p > 1) * double(kl) * n_layer * (p - 1) / p + (q > 1) * ML * cl;
+            sent += (M * K + K * N) / Pu + (c > 1) * ML * kl + (p > 1) * double(kl) * n_layer / p +
+                    (q > 1) * ML * n_layer * (q - 1) / q;
             msgs += ((p > 1) + (q > 1)) * blocks(n) / c + (c > 1);
             const double A = double(ml) * kl, B = double(nh) * kl, C = double(ml) * cl, S = 2.0 * (kl + ml) * W;
             mem = std::max({A + 2 * (A + user_local), A + B + 2 * (B + user_local), A + B + C + S, C + 2 * (C + user_local)});
@@ -72,7 +83,10 @@ GemmPlanInfo estimate_3d(index_t m, index_t n, index_t k, Variant v, Shape3 g, i
         }
         case Variant::StationaryB: {
             const index_t kl = max_local(k, nb, p), mh = max_local(m, nb, c * q), rl = max_local(m, nb, c * p);
-            words += 2 * K * N + (c > 1) * c * K * N + 2 * M * K + (q > 1) * q * K * M + (p > 1) * p * M * N;
+            const double m_layer = double(max_local(m, nb, c));
+            words += K * N / (p * q) + M * K / P + (q > 1) * double(kl) * m_layer * (q - 1) / q + (p > 1) * NL * rl;
+            sent += (M * K + K * N) / Pu + (c > 1) * double(kl) * NL + (q > 1) * double(kl) * m_layer / q +
+                    (p > 1) * NL * m_layer * (p - 1) / p;
             msgs += ((p > 1) + (q > 1)) * blocks(m) / c + (c > 1);
             const double B = double(kl) * nl, A = double(kl) * mh, C = double(rl) * nl, S = 2.0 * (kl + nl) * W;
             mem = std::max({B + 2 * (B + user_local), A + B + 2 * (A + user_local), A + B + C + S, C + 2 * (C + user_local)});
@@ -80,7 +94,11 @@ GemmPlanInfo estimate_3d(index_t m, index_t n, index_t k, Variant v, Shape3 g, i
         }
         default: {
             const index_t ka = max_local(k, nb, c * q), kb = max_local(k, nb, c * p), rl = max_local(n, nb, c * q);
-            words += 2 * M * K + 2 * K * N + (q > 1) * q * M * K + (p > 1) * p * K * N + (c > 1) * c * M * N;
+            const double k_layer = double(max_local(k, nb, c));  // the layer's share of k
+            words += (M * K + K * N) / P + (q > 1) * ML * k_layer * (q - 1) / q + (p > 1) * NL * k_layer * (p - 1) / p +
+                     (c > 1) * ML * NL / c;
+            sent += (M * K + K * N) / Pu + (q > 1) * ML * k_layer / q + (p > 1) * NL * k_layer / p +
+                    (c > 1) * ML * NL * (c - 1) / c;
             msgs += ((p > 1) + (q > 1)) * blocks(k) / c + (c > 1) * blocks(n) / q;
             const double A = double(ml) * ka, B = double(kb) * nl, C = double(ml) * nl, R = double(ml) * rl,
                          S = 2.0 * (ml + nl) * W;
@@ -94,7 +112,7 @@ GemmPlanInfo estimate_3d(index_t m, index_t n, index_t k, Variant v, Shape3 g, i
     info.grid = {p, q, c};
     info.block_size = nb;
     info.idle_ranks = nranks - static_cast<int>(P);
-    info.words = words / P;
+    info.words = std::max(words, sent);
     info.msgs = msgs;
     info.flops = (cplx ? 8.0 : 2.0) * M * N * K / P;
     info.memory_bytes = static_cast<std::int64_t>(mem * double(elem));
@@ -127,7 +145,7 @@ GemmPlanInfo best_3d(index_t m, index_t n, index_t k, int nranks, const GemmOpti
         const index_t nb = o.block_size > 0 ? o.block_size : auto_block(m, n, k, g);
         for (Variant v : {Variant::StationaryC, Variant::StationaryA, Variant::StationaryB}) {
             if (o.variant != Variant::Auto && v != o.variant) continue;
-            const GemmPlanInfo e = estimate_3d(m, n, k, v, g, nb, user_local, elem, mm, nranks, cplx);
+            const GemmPlanInfo e = estimate_3d(m, n, k, v, g, nb, user_local, elem, mm, nranks, cplx, o);
             if (cheapest && e.memory_bytes < cheapest->memory_bytes) *cheapest = e;
             if (limit > 0 && e.memory_bytes > limit) continue;
             if (e.predicted_time_s < best.predicted_time_s) best = e;
@@ -155,10 +173,18 @@ GemmDecision decide_gemm(Op op_a, Op op_b, const BlockCyclic& a, const BlockCycl
             if (o.variant != Variant::Auto && v != o.variant) continue;
             GemmPlanInfo e;
             e.variant = v, e.user_grid = true, e.grid = {c.p(), c.q(), 1}, e.block_size = c.cols.nb;
-            for (int r = 0; r < c.p(); ++r)
-                for (int cc = 0; cc < c.q(); ++cc) {
+            // Every rank on small grids; on large ones the corners and the middle (the model is
+            // exact per rank; the planner only needs the busiest one, found among these).
+            std::vector<std::pair<int, int>> probe;
+            if (nranks <= 64) {
+                for (int r = 0; r < c.p(); ++r)
+                    for (int cc = 0; cc < c.q(); ++cc) probe.emplace_back(r, cc);
+            } else {
+                probe = {{0, 0}, {c.p() - 1, c.q() - 1}, {c.p() / 2, c.q() / 2}, {0, c.q() - 1}, {c.p() - 1, 0}};
+            }
+            for (auto [r, cc] : probe) {
                     const Cost x = gemm_cost(op_a, op_b, a, b, c, v, o, r, cc, elem, cplx);
-                    e.words = std::max(e.words, double(x.words));
+                    e.words = std::max({e.words, double(x.words_recv), double(x.words - x.words_recv)});
                     e.msgs = std::max(e.msgs, double(x.msgs));
                     e.flops = std::max(e.flops, x.flops);
                     e.memory_bytes = std::max(e.memory_bytes, x.extra_bytes);

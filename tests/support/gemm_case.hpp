@@ -65,8 +65,10 @@ void run_case(const Grid2D& grid, const Shape& s, Op oa, Op ob, bool beta_zero, 
     CAPTURE(model.extra_bytes);
     CHECK(all_ranks(err < 2.0, grid));
     CHECK(all_ranks(t.words() == model.words, grid));
+    CHECK(all_ranks(t.words_recv == model.words_recv, grid));
     CHECK(all_ranks(t.msgs() == model.msgs, grid));
     CHECK(all_ranks(extra == model.extra_bytes, grid));
+    if (opts.memory_limit_bytes > 0) CHECK(all_ranks(extra <= opts.memory_limit_bytes, grid));
 }
 
 }  // namespace cala::test

@@ -1,0 +1,61 @@
+// The planner without MPI: the decomposition and variant it picks for the shapes of the thesis,
+// the memory limit as a hard constraint, and the error when nothing fits.
+
+#include <doctest/doctest.h>
+
+#include "cala/error.hpp"
+#include "cala/model.hpp"
+
+using namespace cala;
+
+TEST_CASE("square problems with room to spare get c > 1") {
+    for (int P : {512, 4096}) {
+        const GemmPlanInfo plan = plan_gemm(4096, 4096, 4096, Op::N, Op::N, P);
+
+        CAPTURE(P);
+        CAPTURE(plan.describe());
+        CHECK_FALSE(plan.user_grid);
+        CHECK(plan.grid.c > 1);
+        CHECK(plan.grid.p * plan.grid.q * plan.grid.c + plan.idle_ranks == P);
+    }
+}
+
+TEST_CASE("rectangular problems keep the largest matrix in place") {
+    // m = n = 8k: C is the largest; m = 8n = k: A; n = k = 8m: B.
+    CHECK(plan_gemm(8192, 8192, 1024, Op::N, Op::N, 8).variant == Variant::StationaryC);
+    CHECK(plan_gemm(8192, 1024, 8192, Op::N, Op::N, 8).variant == Variant::StationaryA);
+    CHECK(plan_gemm(1024, 8192, 8192, Op::N, Op::N, 8).variant == Variant::StationaryB);
+    CHECK(plan_gemm(8192, 8192, 1024, Op::N, Op::N, 64).variant == Variant::StationaryC);
+    CHECK(plan_gemm(8192, 1024, 8192, Op::N, Op::N, 64).variant == Variant::StationaryA);
+}
+
+TEST_CASE("the memory limit is a hard constraint") {
+    const GemmPlanInfo free = plan_gemm(4096, 4096, 4096, Op::N, Op::N, 512);
+    const std::int64_t limit = free.memory_bytes / 2;
+
+    const GemmPlanInfo tight = plan_gemm(4096, 4096, 4096, Op::N, Op::N, 512, {.memory_limit_bytes = limit});
+
+    CAPTURE(free.describe());
+    CAPTURE(tight.describe());
+    CHECK(tight.memory_bytes <= limit);
+    CHECK(tight.predicted_time_s >= free.predicted_time_s);
+}
+
+TEST_CASE("no plan fits: the error says what the cheapest plan needs and what is allowed") {
+    CHECK_THROWS_WITH_AS(plan_gemm(4096, 4096, 4096, Op::N, Op::N, 64, {.memory_limit_bytes = 1 << 20}),
+                         "gemm: no plan fits the memory limit of 1 MB per rank; the cheapest plan needs 8 MB per rank "
+                         "(raise GemmOptions::memory_limit_bytes or CALA_MAX_MEMORY_MB)",
+                         Error);
+}
+
+TEST_CASE("a forced 3D grid is planned as forced, and idle ranks are said") {
+    const GemmPlanInfo forced = plan_gemm(4096, 4096, 4096, Op::N, Op::N, 64, {.grid3d = {4, 4, 4}});
+    CHECK(forced.grid.p == 4);
+    CHECK(forced.grid.q == 4);
+    CHECK(forced.grid.c == 4);
+    CHECK(forced.idle_ranks == 0);
+
+    const GemmPlanInfo idle = plan_gemm(4096, 4096, 4096, Op::N, Op::N, 9, {.grid3d = {2, 2, 2}});
+    CHECK(idle.idle_ranks == 1);
+    CHECK(idle.describe().find("1 ranks idle") != std::string::npos);
+}
