@@ -4,6 +4,7 @@
 // cala::gemm -> plan (model/) -> summa_c | summa_a | summa_b -> kernels::gemm (BLIS)
 
 #include <cstdint>
+#include <memory>
 
 #include "cala/matrix.hpp"
 
@@ -57,5 +58,39 @@ struct GemmOptions {
 template <class T>
 void gemm(Op op_a, Op op_b, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, T beta,
           const MatrixRef<T>& c, const GemmOptions& opts = {});
+
+}  // namespace cala
+
+namespace cala {
+
+struct GemmPlanInfo;
+
+/// A 2.5D/3D product whose operands stay in the layered layouts between calls: iterative users
+/// (the same A against many B, say) pay the conversion and replication once.
+///
+///   cala::Gemm3D<double> g(Op::N, Op::N, a, b, c, {.grid3d = {4, 4, 4}});   // plans, moves A and B
+///   for (...) { update b;  g.set_b(b);  g.multiply(1.0, 0.0, c); }          // A is not moved again
+///
+/// Every member is collective over the grid of C; shapes and layouts are fixed at construction.
+template <class T>
+class Gemm3D {
+public:
+    /// Plans (opts.grid3d, or the planner's best 2.5D/3D grid) and moves A and B into place.
+    Gemm3D(Op op_a, Op op_b, const MatrixRef<T>& a, const MatrixRef<T>& b, const MatrixRef<T>& c,
+           const GemmOptions& opts = {});
+    ~Gemm3D();
+    Gemm3D(Gemm3D&&) noexcept;
+    Gemm3D& operator=(Gemm3D&&) noexcept;
+
+    void set_a(const MatrixRef<T>& a);  ///< A's values again (same shape and layout)
+    void set_b(const MatrixRef<T>& b);
+    /// C := alpha·op(A)·op(B) + beta·C with the stored operands; C in the layout given at construction.
+    void multiply(T alpha, T beta, const MatrixRef<T>& c);
+    const GemmPlanInfo& plan() const noexcept;
+
+private:
+    struct State;
+    std::unique_ptr<State> s_;
+};
 
 }  // namespace cala

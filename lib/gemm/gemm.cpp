@@ -8,6 +8,7 @@
 #include "cala/grid3d.hpp"
 #include "cala/model.hpp"
 #include "core/check.hpp"
+#include "gemm/driver.hpp"
 #include "gemm/summa3d.hpp"
 #include "model/planner.hpp"
 #include "core/workspace.hpp"
@@ -25,7 +26,7 @@ const char* to_string(Variant v) noexcept {
     }
 }
 
-namespace {
+namespace detail {
 
 template <class T>
 std::string check_gemm(Op op_a, Op op_b, const MatrixRef<T>& a, const MatrixRef<T>& b, const MatrixRef<T>& c,
@@ -69,6 +70,10 @@ std::uint64_t gemm_fingerprint(Op op_a, Op op_b, T alpha, const MatrixRef<T>& a,
     return fingerprint(h, opt, sizeof opt);
 }
 
+}  // namespace detail
+
+namespace {
+
 // The operand the kernel reads: the user's matrix, or a redistributed copy in `store`.
 template <class T>
 MatrixRef<T> materialize(const detail::Operand& x, const MatrixRef<T>& user, detail::Buffer<T>& store) {
@@ -80,6 +85,10 @@ MatrixRef<T> materialize(const detail::Operand& x, const MatrixRef<T>& user, det
     detail::redistribute_unchecked(x.redist_op, user, dst);
     return dst;
 }
+
+}  // namespace
+
+namespace detail {
 
 // The 3D grid of a given shape over the ranks of a user's grid, made once per shape: building
 // one costs several communicator duplications and splits.
@@ -101,13 +110,13 @@ const Grid3D& grid3d_for(const Grid2D& user, detail::Shape3 g) {
     return entries.back().grid;
 }
 
-}  // namespace
+}  // namespace detail
 
 template <class T>
 void gemm(Op op_a, Op op_b, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, T beta, const MatrixRef<T>& c,
           const GemmOptions& opts) {
-    const std::string err = check_gemm(op_a, op_b, a, b, c, opts);
-    const std::uint64_t fp = err.empty() ? gemm_fingerprint(op_a, op_b, alpha, a, b, beta, c, opts) : 0;
+    const std::string err = detail::check_gemm(op_a, op_b, a, b, c, opts);
+    const std::uint64_t fp = err.empty() ? detail::gemm_fingerprint(op_a, op_b, alpha, a, b, beta, c, opts) : 0;
     c.grid().comm().agree(err, fp, "gemm");
 
     const index_t k = op_a == Op::N ? a.n() : a.m();
@@ -123,7 +132,7 @@ void gemm(Op op_a, Op op_b, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& 
                                                          opts, sizeof(T), is_complex_v<T>);
     if (decision.three_d) {
         const auto plan = detail::plan_gemm_3d(op_a, op_b, c.m(), c.n(), k, decision.variant, decision.g, decision.nb, opts);
-        detail::summa_3d(plan, grid3d_for(c.grid(), decision.g), alpha, a, b, beta, c);
+        detail::summa_3d(plan, detail::grid3d_for(c.grid(), decision.g), alpha, a, b, beta, c);
         return;
     }
     const Variant v = decision.variant;
@@ -139,6 +148,10 @@ void gemm(Op op_a, Op op_b, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& 
 }
 
 #define CALA_INST(T)                                                                                     \
+    template std::string detail::check_gemm<T>(Op, Op, const MatrixRef<T>&, const MatrixRef<T>&,              \
+                                               const MatrixRef<T>&, const GemmOptions&);                    \
+    template std::uint64_t detail::gemm_fingerprint<T>(Op, Op, T, const MatrixRef<T>&, const MatrixRef<T>&, T,  \
+                                                       const MatrixRef<T>&, const GemmOptions&);            \
     template void gemm<T>(Op, Op, T, const MatrixRef<T>&, const MatrixRef<T>&, T, const MatrixRef<T>&,     \
                           const GemmOptions&);
 CALA_FOR_EACH_TYPE(CALA_INST)

@@ -18,13 +18,6 @@ namespace cala::detail {
 
 namespace {
 
-template <class T>
-struct LocalStore {
-    Buffer<T> buf;
-    index_t ld = 1;
-    T* data() const { return buf.data(); }
-};
-
 // Local storage of `l` for process (row, col) of a layer (or of a virtual grid).
 template <class T>
 LocalStore<T> allocate(const BlockCyclic& l, int row, int col) {
@@ -69,23 +62,31 @@ LocalStore<T> reduce_scatter(const Plan3D& plan, const Grid3D& g3, const BlockCy
 }  // namespace
 
 template <class T>
-void summa_3d(const Plan3D& plan, const Grid3D& g3, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, T beta,
-              const MatrixRef<T>& c) {
-    const Comm& comm = g3.comm();
+void Layered<T>::bring_a(const Plan3D& plan, const Grid3D& g3, const MatrixRef<T>& a) {
+    a_ = {};
+    a_ = bring(plan.a, plan.a_layer(std::max(g3.layer(), 0)), plan, g3, a);
+}
+
+template <class T>
+void Layered<T>::bring_b(const Plan3D& plan, const Grid3D& g3, const MatrixRef<T>& b) {
+    b_ = {};
+    b_ = bring(plan.b, plan.b_layer(std::max(g3.layer(), 0)), plan, g3, b);
+}
+
+template <class T>
+void Layered<T>::multiply(const Plan3D& plan, const Grid3D& g3, T alpha, T beta, const MatrixRef<T>& c, bool release) {
     const Placement user_c = placement_of(c.grid(), c.layout());
     const Placement c_src = spread_placement(plan.c_virt, plan.c_spread, plan.g);
     LocalStore<T> result;  // this rank's share of the result in the placement c_src
     {
-        const int h = std::max(g3.layer(), 0);
-        LocalStore<T> as = bring(plan.a, plan.a_layer(h), plan, g3, a);
-        LocalStore<T> bs = bring(plan.b, plan.b_layer(h), plan, g3, b);
         LocalStore<T> cs;
         if (g3.active()) {
+            const int h = g3.layer();
             const Grid2D& lg = g3.layer_grid();
             const GemmPlan lp = plan.layer_plan(h);
             const BlockCyclic cl = plan.c_layer(h);
             cs = allocate<T>(cl, g3.row(), g3.col());
-            const MatrixRef<T> la(lg, lp.a.layout, as.data(), as.ld), lb(lg, lp.b.layout, bs.data(), bs.ld);
+            const MatrixRef<T> la(lg, lp.a.layout, a_.data(), a_.ld), lb(lg, lp.b.layout, b_.data(), b_.ld);
             const MatrixRef<T> lc(lg, cl, cs.data(), cs.ld);
             switch (plan.variant) {
                 case Variant::StationaryA: summa_a(lp, alpha, la, lb, T(0), lc); break;
@@ -93,18 +94,27 @@ void summa_3d(const Plan3D& plan, const Grid3D& g3, T alpha, const MatrixRef<T>&
                 default: summa_c(lp, alpha, la, lb, T(0), lc); break;
             }
         }
-        as = {};
-        bs = {};
+        if (release) a_ = {}, b_ = {};  // one-shot use: the operands go before the reduction
         if (plan.c_spread == Spread::ColsReduced) {
             if (g3.active()) result = reduce_scatter(plan, g3, plan.c_layer(g3.layer()), cs);
         } else {
             result = std::move(cs);
         }
     }
-    redistribute_placed(Op::N, comm, c_src, result.data(), result.ld, user_c, c.data(), c.ld(), true, beta);
+    redistribute_placed(Op::N, g3.comm(), c_src, result.data(), result.ld, user_c, c.data(), c.ld(), true, beta);
+}
+
+template <class T>
+void summa_3d(const Plan3D& plan, const Grid3D& g3, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, T beta,
+              const MatrixRef<T>& c) {
+    Layered<T> ops;
+    ops.bring_a(plan, g3, a);
+    ops.bring_b(plan, g3, b);
+    ops.multiply(plan, g3, alpha, beta, c, true);
 }
 
 #define CALA_INST(T)                                                                                      \
+    template class Layered<T>;                                                                              \
     template void summa_3d<T>(const Plan3D&, const Grid3D&, T, const MatrixRef<T>&, const MatrixRef<T>&, T, \
                               const MatrixRef<T>&);
 CALA_FOR_EACH_TYPE(CALA_INST)

@@ -17,8 +17,10 @@ LoopCost summa_loop_cost(const GemmPlan& plan, const BlockCyclic& c, int row, in
 
 /// Exact cost on communicator rank `rank` of summa_3d for user layouts a, b, c on a user grid
 /// of the given order (ranks of the user's grid and of the 3D grid number the same processes).
+/// `multiply_only`: the cost of Gemm3D::multiply with A and B already in place (no conversion;
+/// workspace counted above what the stored operands already take).
 Cost gemm3d_cost(const Plan3D& plan, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
-                 GridOrder order, int rank, std::size_t elem_size, bool is_complex);
+                 GridOrder order, int rank, std::size_t elem_size, bool is_complex, bool multiply_only = false);
 
 /// Placement of a user layout on a grid of the given order (rank = r·q + c or c·p + r).
 Placement user_placement(const BlockCyclic& l, GridOrder order);

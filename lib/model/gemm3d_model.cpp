@@ -23,7 +23,7 @@ std::int64_t local_elems(const BlockCyclic& l, int row, int col) {
 }  // namespace
 
 Cost gemm3d_cost(const Plan3D& plan, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
-                 GridOrder order, int rank, std::size_t elem_size, bool is_complex) {
+                 GridOrder order, int rank, std::size_t elem_size, bool is_complex, bool multiply_only) {
     const Shape3 g = plan.g;
     const bool active = rank < g.p * g.q * g.c;
     const int h = active ? rank / (g.p * g.q) : 0, r = active ? rank % (g.p * g.q) / g.q : 0,
@@ -43,6 +43,11 @@ Cost gemm3d_cost(const Plan3D& plan, const BlockCyclic& a, const BlockCyclic& b,
          {std::tuple{&plan.a, &a, plan.a_layer(h)}, std::tuple{&plan.b, &b, plan.b_layer(h)}}) {
         const RedistGeometry geo(x->redist_op, *user, x->virt);
         const std::int64_t store = active ? local_elems(layer, r, col) : 0;
+        if (multiply_only) {  // already in place
+            live += store;
+            brought += store;
+            continue;
+        }
         add(redist_traffic(geo, user_placement(*user, order), spread_placement(x->virt, x->spread, g), rank), store);
         if (x->replicated && g.c > 1 && store > 0) {  // fiber broadcast from layer 0
             cost.words += store, cost.msgs += 1;
@@ -61,7 +66,7 @@ Cost gemm3d_cost(const Plan3D& plan, const BlockCyclic& a, const BlockCyclic& b,
         cost.msgs += loop.msgs;
         cost.flops = (is_complex ? 4.0 : 1.0) * loop.local_flops;
         peak = std::max(peak, live + cs + loop.slots);
-        live += cs - brought;  // the operands are freed after the loop
+        live += cs - (multiply_only ? 0 : brought);  // one-shot use frees the operands after the loop
         result = cs;
         if (plan.c_spread == Spread::ColsReduced) {
             const std::int64_t rs = local_elems(plan.c_virt, r, h * g.q + col);
@@ -75,7 +80,7 @@ Cost gemm3d_cost(const Plan3D& plan, const BlockCyclic& a, const BlockCyclic& b,
             live += rs - cs;
             result = rs;
         }
-    } else {
+    } else if (!multiply_only) {
         live -= brought;
     }
     // Return to the user's layout (the result's buffer is live throughout).
@@ -87,7 +92,7 @@ Cost gemm3d_cost(const Plan3D& plan, const BlockCyclic& a, const BlockCyclic& b,
     cost.msgs += t.msgs;
     peak = std::max(peak, live + t.send_total + t.recv_others);
     (void)result;
-    cost.extra_bytes = peak * static_cast<std::int64_t>(elem_size);
+    cost.extra_bytes = (peak - (multiply_only ? brought : 0)) * static_cast<std::int64_t>(elem_size);
     return cost;
 }
 

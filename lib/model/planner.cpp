@@ -157,12 +157,12 @@ GemmPlanInfo best_3d(index_t m, index_t n, index_t k, int nranks, const GemmOpti
 }  // namespace
 
 GemmDecision decide_gemm(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
-                         GridOrder order, const GemmOptions& o, std::size_t elem, bool cplx) {
+                         GridOrder order, const GemmOptions& o, std::size_t elem, bool cplx, bool require_3d) {
     const index_t m = c.m(), n = c.n(), k = op_a == Op::N ? a.n() : a.m();
     const int nranks = c.p() * c.q();
     const std::int64_t limit = memory_limit(o);
     const MachineModel mm = MachineModel::from_env();
-    const bool forced_3d = o.grid3d.c > 0;
+    const bool forced_3d = o.grid3d.c > 0 || require_3d;
     // The user's own grid, exactly: the busiest rank's words, messages and workspace.
     GemmPlanInfo user;
     user.predicted_time_s = std::numeric_limits<double>::infinity();
@@ -198,7 +198,7 @@ GemmDecision decide_gemm(Op op_a, Op op_b, const BlockCyclic& a, const BlockCycl
     }
     GemmPlanInfo three;
     three.predicted_time_s = std::numeric_limits<double>::infinity();
-    if (forced_3d || o.variant == Variant::Auto) {
+    if (forced_3d || o.variant == Variant::Auto) {  // (require_3d with a forced variant lands here too)
         const index_t user_local = std::max(a.rows.local_size(0) * a.cols.local_size(0),
                                             std::max(b.rows.local_size(0) * b.cols.local_size(0),
                                                      c.rows.local_size(0) * c.cols.local_size(0)));
