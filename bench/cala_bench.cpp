@@ -24,6 +24,7 @@ int run(int argc, char** argv, int rank) {
     app.require_subcommand(1);
     cala::bench::add_gemm_command(app);
     cala::bench::add_stencil_command(app);
+    cala::bench::add_calibrate_command(app);
     try {
         app.parse(argc, argv);
         return 0;
