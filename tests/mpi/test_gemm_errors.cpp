@@ -4,8 +4,6 @@
 
 #include <doctest/doctest.h>
 
-#include <functional>
-
 #include "support/helpers.hpp"
 
 using namespace cala;
@@ -28,22 +26,13 @@ struct Operands {
     bool untouched() const { return local(a) == a0 && local(b) == b0 && local(c) == c0; }
 };
 
-std::string gemm_error_message(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "";
-}
-
 }  // namespace
 
 TEST_CASE("mismatched inner dimensions") {
     const Grid2D g(Comm::borrow(MPI_COMM_WORLD));
     DistMatrix<double> a(g, 10, 300, 4, 4), b(g, 299, 8, 4, 4), c(g, 10, 8, 4, 4);
 
-    const auto msg = gemm_error_message([&] { gemm(Op::N, Op::N, 1.0, a.view(), b.view(), 0.0, c.view()); });
+    const auto msg = test::error_message([&] { gemm(Op::N, Op::N, 1.0, a.view(), b.view(), 0.0, c.view()); });
 
     CHECK(msg == "gemm: k of op(A) is 300 but k of op(B) is 299");
 }
@@ -53,11 +42,11 @@ TEST_CASE("wrong shape of C, and bad options, are named") {
     Operands x(g, 12, 9, 7);
     DistMatrix<double> c2(g, 12, 10, 4, 4);
 
-    CHECK(gemm_error_message([&] { gemm(Op::N, Op::N, 1.0, x.a.view(), x.b.view(), 1.0, c2.view()); }) ==
+    CHECK(test::error_message([&] { gemm(Op::N, Op::N, 1.0, x.a.view(), x.b.view(), 1.0, c2.view()); }) ==
           "gemm: op(B) has 9 columns but C has 10");
-    CHECK(gemm_error_message([&] { gemm(Op::T, Op::N, 1.0, x.a.view(), x.b.view(), 1.0, x.c.view()); }) ==
+    CHECK(test::error_message([&] { gemm(Op::T, Op::N, 1.0, x.a.view(), x.b.view(), 1.0, x.c.view()); }) ==
           "gemm: k of op(A) is 12 but k of op(B) is 7");
-    CHECK(gemm_error_message([&] {
+    CHECK(test::error_message([&] {
               gemm(Op::N, Op::N, 1.0, x.a.view(), x.b.view(), 1.0, x.c.view(), {.lookahead = -1});
           }) == "gemm: lookahead is -1, must be in [0, 64]");
     CHECK(x.untouched());
@@ -69,7 +58,7 @@ TEST_CASE("matrices on different grids") {
     DistMatrix<double> a(h, 8, 8, 2, 2), b(g, 8, 8, 2, 2), c(g, 8, 8, 2, 2);
     const auto c0 = Operands::local(c);
 
-    CHECK(gemm_error_message([&] { gemm(Op::N, Op::N, 1.0, a.view(), b.view(), 0.0, c.view()); }) ==
+    CHECK(test::error_message([&] { gemm(Op::N, Op::N, 1.0, a.view(), b.view(), 0.0, c.view()); }) ==
           "gemm: A lives on a different process grid");
     CHECK(Operands::local(c) == c0);
 }
@@ -89,7 +78,7 @@ TEST_CASE("a null pointer with local data on one rank fails on every rank") {
     const bool last = g.comm().rank() == g.comm().size() - 1;
     const MatrixRef<double> bad(g, x.b.layout(), last ? nullptr : x.b.data(), x.b.ld());
 
-    const auto msg = gemm_error_message([&] { gemm(Op::N, Op::N, 1.0, x.a.view(), bad, 1.0, x.c.view()); });
+    const auto msg = test::error_message([&] { gemm(Op::N, Op::N, 1.0, x.a.view(), bad, 1.0, x.c.view()); });
 
     CHECK(msg.find("gemm: B is a null pointer with") == 0);
     CHECK(x.untouched());
@@ -100,7 +89,7 @@ TEST_CASE("ranks passing different scalars fail together, and the grid still wor
     Operands x(g, 10, 10, 10);
     const double alpha = g.comm().rank() == 0 ? 2.0 : 1.0;
 
-    const auto msg = gemm_error_message([&] { gemm(Op::N, Op::N, alpha, x.a.view(), x.b.view(), 1.0, x.c.view()); });
+    const auto msg = test::error_message([&] { gemm(Op::N, Op::N, alpha, x.a.view(), x.b.view(), 1.0, x.c.view()); });
     CHECK(msg.find("ranks passed different arguments") != std::string::npos);
     CHECK(x.untouched());
 

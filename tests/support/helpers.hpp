@@ -8,6 +8,7 @@
 #include <complex>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "cala/cala.hpp"
@@ -36,6 +37,17 @@ template <class T>
 void randomize(const MatrixRef<T>& a) {
     for (index_t j = 0; j < a.n_loc(); ++j)
         for (index_t i = 0; i < a.m_loc(); ++i) a.local(i, j) = random_value<T>(rng());
+}
+
+/// The message of the cala::Error that f throws, or "" if it throws none.
+template <class F>
+std::string error_message(F&& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "";
 }
 
 /// Condition true on every rank of the grid (a rank-local condition, reduced before checking).
