@@ -1,0 +1,171 @@
+// cala::stencil: PA1 (Demmel et al.) over a field with a deep halo.
+//
+// cala::stencil -> HaloExchange (every cycle of <= depth steps) -> sweep_box (each step)
+//
+// A cycle of c steps (c = depth, or what is left of `steps`):
+//   1. post the exchange of a halo of width w = c·r (exchange.cpp);
+//   2. step 1 over E(c-1), where E(e) is the owned block grown by e on every side that is not a
+//      Dirichlet boundary of the domain: first its interior (the owned block shrunk by r on
+//      every side that receives a halo, which reads no halo point), in chunks with MPI progress
+//      in between, while the messages are in flight; then wait, unpack, and the rest of E(c-1);
+//   3. steps t = 2..c over E(c-t), without communication; the last one is the owned block.
+// Each step reads one buffer and writes the other; points outside E(c-t) are never read again
+// before the next exchange, so stale values there are harmless.
+
+#include <algorithm>
+#include <string>
+
+#include "cala/stencil.hpp"
+#include "core/check.hpp"
+#include "stencil/exchange.hpp"
+#include "stencil/internal.hpp"
+#include "stencil/sweep.hpp"
+
+namespace cala {
+
+using detail::Box;
+using detail::cat;
+
+namespace {
+
+// The owned block grown by e on every side except the domain's Dirichlet boundaries.
+Box grown(const StencilGrid& g, index_t e) {
+    const StencilDomain& dom = g.domain();
+    Box b;
+    for (int d = 0; d < 3; ++d) {
+        b.lo[d] = 0;
+        b.hi[d] = g.n_loc(d);
+        if (d >= dom.dim) continue;
+        const bool at_lo = g.coords()[d] == 0, at_hi = g.coords()[d] == dom.procs[d] - 1;
+        const bool dirichlet = dom.boundary[d] == Boundary::Dirichlet;
+        if (!(dirichlet && at_lo)) b.lo[d] -= e;
+        if (!(dirichlet && at_hi)) b.hi[d] += e;
+    }
+    return b;
+}
+
+// Points of the owned block that read no received halo point (shrunk by r where a face
+// neighbour, or this rank itself through a periodic wrap, fills the halo).
+Box interior(const StencilGrid& g, index_t r) {
+    Box b;
+    for (int d = 0; d < 3; ++d) {
+        b.lo[d] = 0;
+        b.hi[d] = g.n_loc(d);
+        if (d >= g.domain().dim) continue;
+        std::array<int, 3> o{0, 0, 0};
+        o[d] = -1;
+        if (g.neighbor(o) >= 0) b.lo[d] += r;
+        o[d] = 1;
+        if (g.neighbor(o) >= 0) b.hi[d] -= r;
+    }
+    return b;
+}
+
+// e minus i (i inside e, not empty) as up to 6 slabs.
+std::vector<Box> shell(const Box& e, const Box& i) {
+    std::vector<Box> out;
+    Box rest = e;
+    for (int d = 0; d < 3; ++d) {
+        Box lo = rest, hi = rest;
+        lo.hi[d] = i.lo[d];
+        hi.lo[d] = i.hi[d];
+        if (!lo.empty()) out.push_back(lo);
+        if (!hi.empty()) out.push_back(hi);
+        rest.lo[d] = i.lo[d];
+        rest.hi[d] = i.hi[d];
+    }
+    return out;
+}
+
+template <class T>
+std::uint64_t fingerprint(const Stencil<T>& st, std::int64_t steps, const StencilOptions& o) {
+    detail::Fingerprint f;
+    f.add(st.dim()).add(steps).add(o.depth).add(o.overlap);
+    for (const auto& p : st.points()) f.add(p.dx).add(p.dy).add(p.dz).add(p.coef);
+    return f.value();
+}
+
+}  // namespace
+
+template <class T>
+StencilStats stencil(StencilField<T>& u, const Stencil<T>& st, std::int64_t steps, const StencilOptions& opts) {
+    using A = detail::StencilAccess;
+    const StencilGrid& g = u.grid();
+    const StencilDomain& dom = g.domain();
+    // Identical checks on every rank (same field, stencil and options), then agreement.
+    std::string err;
+    const std::int64_t h = static_cast<std::int64_t>(opts.depth) * st.radius();
+    if (st.dim() != dom.dim) err = cat("stencil: a ", st.dim(), "D stencil on a ", dom.dim, "D domain");
+    else if (steps < 0) err = cat("stencil: steps is ", steps, " (must be >= 0)");
+    else if (opts.depth < 1) err = cat("stencil: depth is ", opts.depth, " (must be >= 1)");
+    for (int d = 0; d < dom.dim && err.empty(); ++d)
+        if (h > dom.min_extent(d))
+            err = cat("stencil: depth ", opts.depth, " x radius ", st.radius(), " = ", h,
+                      " exceeds the smallest local extent ", dom.min_extent(d), " along ", "xyz"[d], " (",
+                      dom.n[d], " points over ", dom.procs[d], " ranks)");
+    if (err.empty() && h > u.halo())
+        err = cat("stencil: depth ", opts.depth, " x radius ", st.radius(), " = ", h, " exceeds the field's halo ",
+                  u.halo());
+    g.comm().agree(err, fingerprint(st, steps, opts), "stencil");
+
+    StencilStats stats;
+    stats.steps = steps;
+    if (steps == 0) return stats;
+    const detail::Layout L = A::layout(u);
+    const detail::Taps<T> taps = detail::make_taps(st, L);
+    const int s = static_cast<int>(std::min<std::int64_t>(opts.depth, steps));
+    detail::HaloExchange<T> ex(g, L, st.shape(), s);
+    const index_t r = st.radius();
+    const index_t owned = g.n_loc(0) * g.n_loc(1) * g.n_loc(2);
+    const Box inner = interior(g, r);
+    auto step = [&](const Box& b) {
+        stats.updates += b.volume();
+        stats.redundant_updates += b.volume() - owned;
+    };
+
+    for (std::int64_t done = 0; done < steps;) {
+        const int c = static_cast<int>(std::min<std::int64_t>(s, steps - done));
+        int cur = A::current(u);
+        ex.start(A::buffer(u, cur), c);
+        ++stats.exchanges;
+        // Step 1 of the cycle.
+        const Box e1 = grown(g, (c - 1) * r);
+        const T* in = A::buffer(u, cur);
+        T* out = A::buffer(u, 1 - cur);
+        if (opts.overlap && !inner.empty()) {
+            // Interior in chunks along the slowest dimension, with MPI progress in between.
+            const int slow = dom.dim - 1;
+            const int chunks = static_cast<int>(std::min<index_t>(4, inner.extent(slow)));
+            for (int q = 0; q < chunks; ++q) {
+                Box part = inner;
+                part.lo[slow] = inner.lo[slow] + inner.extent(slow) * q / chunks;
+                part.hi[slow] = inner.lo[slow] + inner.extent(slow) * (q + 1) / chunks;
+                detail::sweep_box(L, in, out, part, taps);
+                ex.progress();
+            }
+            ex.finish(A::buffer(u, cur));
+            for (const Box& b : shell(e1, inner)) detail::sweep_box(L, in, out, b, taps);
+        } else {
+            ex.finish(A::buffer(u, cur));
+            detail::sweep_box(L, in, out, e1, taps);
+        }
+        step(e1);
+        A::set_current(u, 1 - cur);
+        // Steps 2..c, local.
+        for (int t = 2; t <= c; ++t) {
+            cur = A::current(u);
+            const Box e = grown(g, (c - t) * r);
+            detail::sweep_box(L, A::buffer(u, cur), A::buffer(u, 1 - cur), e, taps);
+            step(e);
+            A::set_current(u, 1 - cur);
+        }
+        done += c;
+    }
+    return stats;
+}
+
+template StencilStats stencil<float>(StencilField<float>&, const Stencil<float>&, std::int64_t, const StencilOptions&);
+template StencilStats stencil<double>(StencilField<double>&, const Stencil<double>&, std::int64_t,
+                                      const StencilOptions&);
+
+}  // namespace cala

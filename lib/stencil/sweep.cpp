@@ -1,0 +1,157 @@
+// The local sweep kernel.
+//
+// One output row segment is computed by passes of at most kChunk taps each: the first pass
+// writes o[i] = c0·p0[i] + c1·p1[i] + ..., later passes o[i] = o[i] + c·p[i] + ... . Every point
+// thus sums its taps left to right in stencil order, whatever the chunking, tiling or thread
+// count: results are identical to a plain sequential loop. For the presets (5, 7, 9 taps) one
+// pass suffices; 27 taps take three, over a row segment that stays in L1.
+
+#include "stencil/sweep.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <type_traits>
+#include <utility>
+
+namespace cala::detail {
+
+namespace {
+
+constexpr int kChunk = 9;
+
+template <class T, int K, bool First>
+[[gnu::always_inline]] inline void row_body(T* __restrict o, const T* const* p, const T* c, index_t n) {
+    const T* q[K];
+    T w[K];
+    for (int k = 0; k < K; ++k) {
+        q[k] = p[k];
+        w[k] = c[k];
+    }
+    for (index_t i = 0; i < n; ++i) {
+        T acc;
+        if constexpr (First) acc = w[0] * q[0][i];
+        else acc = o[i] + w[0] * q[0][i];
+#pragma GCC unroll 16
+        for (int k = 1; k < K; ++k) acc += w[k] * q[k][i];
+        o[i] = acc;
+    }
+}
+
+// The same loop for the baseline ISA and for AVX2. AVX2 without FMA: the multiplies and adds
+// round exactly as the baseline's, so the bits do not depend on the machine. (32-byte vectors
+// run the 5-point sweep about 1.3x faster per core than 16-byte ones on Zen 5; 64-byte ones
+// are no faster, as most of their unaligned loads split cache lines.)
+template <class T, int K, bool First>
+void row_pass(T* o, const T* const* p, const T* c, index_t n) {
+    row_body<T, K, First>(o, p, c, n);
+}
+
+#if defined(__x86_64__)
+template <class T, int K, bool First>
+[[gnu::target("avx2")]] void row_pass_avx2(T* o, const T* const* p, const T* c, index_t n) {
+    row_body<T, K, First>(o, p, c, n);
+}
+constexpr bool kHaveAvx2Path = true;
+#else
+template <class T, int K, bool First>
+void row_pass_avx2(T* o, const T* const* p, const T* c, index_t n) {
+    row_body<T, K, First>(o, p, c, n);
+}
+constexpr bool kHaveAvx2Path = false;
+#endif
+
+template <class T>
+using RowFn = void (*)(T*, const T* const*, const T*, index_t);
+
+template <class T, bool First, bool Avx2, int... K>
+constexpr std::array<RowFn<T>, sizeof...(K)> make_table(std::integer_sequence<int, K...>) {
+    if constexpr (Avx2) return {&row_pass_avx2<T, K + 1, First>...};
+    else return {&row_pass<T, K + 1, First>...};
+}
+
+template <class T>
+struct RowTables {
+    std::array<RowFn<T>, kChunk> first, later;
+};
+
+template <class T>
+const RowTables<T>& row_tables() {
+    static const RowTables<T> t = [] {
+        const auto seq = std::make_integer_sequence<int, kChunk>{};
+        bool avx2 = false;
+#if defined(__x86_64__)
+        avx2 = kHaveAvx2Path && __builtin_cpu_supports("avx2");
+#endif
+        if (avx2)
+            return RowTables<T>{make_table<T, true, true>(seq), make_table<T, false, true>(seq)};
+        return RowTables<T>{make_table<T, true, false>(seq), make_table<T, false, false>(seq)};
+    }();
+    return t;
+}
+
+template <class T>
+void row(const RowTables<T>& tab, T* o, const T* in, const Taps<T>& t, index_t n) {
+    const std::size_t ntaps = t.off.size();
+    const T* p[kChunk];
+    for (std::size_t s = 0; s < ntaps; s += kChunk) {
+        const std::size_t m = std::min<std::size_t>(kChunk, ntaps - s);
+        for (std::size_t k = 0; k < m; ++k) p[k] = in + t.off[s + k];
+        (s == 0 ? tab.first : tab.later)[m - 1](o, p, t.coef.data() + s, n);
+    }
+}
+
+}  // namespace
+
+template <class T>
+Taps<T> make_taps(const Stencil<T>& st, const Layout& L) {
+    Taps<T> t;
+    t.radius = st.radius();
+    for (const auto& p : st.points()) {
+        t.off.push_back(p.dx + p.dy * L.stride(1) + p.dz * L.stride(2));
+        t.coef.push_back(p.coef);
+    }
+    return t;
+}
+
+template <class T>
+void sweep_box(const Layout& L, const T* in, T* out, const Box& b, const Taps<T>& taps, const Blocking& blk) {
+    if (b.empty()) return;
+    const index_t bx = b.extent(0), by = b.extent(1), bz = b.extent(2);
+    const index_t r = std::max(taps.radius, 1);
+    const index_t sz = sizeof(T);
+    index_t tx = blk.bx > 0 ? blk.bx : std::max<index_t>(64, blk.row_bytes / ((2 * r + 2) * sz));
+    tx = std::min(tx, bx);
+    index_t ty = blk.by;
+    if (ty <= 0) ty = bz > 1 ? std::max<index_t>(8, blk.plane_bytes / ((2 * r + 1) * tx * sz) - 2 * r) : by;
+    ty = std::min(ty, by);
+
+    const index_t nit = (bx + tx - 1) / tx;
+    const index_t rows_per_it = by * bz;
+    const index_t total = nit * rows_per_it;
+    const bool parallel = b.volume() >= 16384;
+    const RowTables<T>& tab = row_tables<T>();
+#pragma omp parallel if (parallel)
+    {
+        const index_t nt = omp_get_num_threads(), id = omp_get_thread_num();
+        const index_t q0 = total * id / nt, q1 = total * (id + 1) / nt;
+        for (index_t q = q0; q < q1; ++q) {
+            const index_t it = q / rows_per_it, rq = q - it * rows_per_it;
+            const index_t jt = rq / (ty * bz), rr = rq - jt * ty * bz;
+            const index_t th = std::min(ty, by - jt * ty);
+            const index_t k = rr / th, j = jt * ty + rr % th;
+            const index_t i0 = it * tx, n = std::min(tx, bx - i0);
+            const index_t at = L.index(b.lo[0] + i0, b.lo[1] + j, b.lo[2] + k);
+            row(tab, out + at, in + at, taps, n);
+        }
+    }
+}
+
+#define CALA_STENCIL_SWEEP_INST(T)                                                    \
+    template Taps<T> make_taps<T>(const Stencil<T>&, const Layout&);                  \
+    template void sweep_box<T>(const Layout&, const T*, T*, const Box&, const Taps<T>&, const Blocking&);
+CALA_STENCIL_SWEEP_INST(float)
+CALA_STENCIL_SWEEP_INST(double)
+
+}  // namespace cala::detail

@@ -1,0 +1,40 @@
+#pragma once
+// The local sweep: out := S(in) over one box of a field's storage (OpenMP, cache blocked).
+
+#include <cstdint>
+#include <vector>
+
+#include "cala/stencil.hpp"
+#include "stencil/internal.hpp"
+
+namespace cala::detail {
+
+/// A stencil's points as storage offsets for one layout, in the stencil's order.
+template <class T>
+struct Taps {
+    std::vector<index_t> off;
+    std::vector<T> coef;
+    int radius = 0;
+};
+
+template <class T>
+Taps<T> make_taps(const Stencil<T>& st, const Layout& L);
+
+/// Cache blocking of the sweep. Rows (fixed j, k) are cut into tiles of bx points so that the
+/// 2r+2 rows a row step touches fit in row_bytes (a share of L2); in 3D, rows are walked in tiles
+/// of by rows along y, plane after plane along z, so that the 2r+1 planes of a tile fit in
+/// plane_bytes (a share of L3: tiling y shortens the memory streams, which costs more than L3
+/// hits do, so it is kept for planes too large for it). 0 picks the size from the budget.
+struct Blocking {
+    std::int64_t row_bytes = 512 * 1024;
+    std::int64_t plane_bytes = 8 * 1024 * 1024;
+    index_t bx = 0, by = 0;
+};
+
+/// out(p) := sum_k coef_k·in(p + off_k), summed in tap order, for every p in b. The rows of b
+/// are split over the OpenMP threads in contiguous runs of the blocked order. in and out are
+/// distinct buffers of layout L.
+template <class T>
+void sweep_box(const Layout& L, const T* in, T* out, const Box& b, const Taps<T>& taps, const Blocking& blk = {});
+
+}  // namespace cala::detail

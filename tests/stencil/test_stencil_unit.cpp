@@ -1,0 +1,232 @@
+// cala::stencil without MPI: domain arithmetic, stencils, the model on hand-counted cases, and the
+// local sweep kernel (any blocking, any thread count) bit for bit against a plain loop.
+
+#include <doctest/doctest.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "cala/error.hpp"
+#include "cala/stencil.hpp"
+#include "stencil/sweep.hpp"
+
+using cala::Boundary;
+using cala::index_t;
+using cala::StencilCost;
+using cala::StencilDomain;
+using cala::StencilShape;
+
+namespace {
+constexpr Boundary D = Boundary::Dirichlet, P = Boundary::Periodic;
+}
+
+TEST_CASE("domain: uneven block split, coordinates and neighbours") {
+    const StencilDomain d = StencilDomain::make_3d(23, 10, 7, 4, 3, 2, P, D, P);
+    CHECK(d.check().empty());
+    CHECK(d.nranks() == 24);
+    index_t sum = 0;
+    for (int c = 0; c < 4; ++c) {
+        CHECK(d.lo(0, c) == sum);
+        sum += d.extent(0, c);
+    }
+    CHECK(sum == 23);
+    CHECK(d.extent(0, 0) == 6);
+    CHECK(d.extent(0, 3) == 5);
+    CHECK(d.min_extent(0) == 5);
+    CHECK(d.min_extent(2) == 3);
+    for (int r = 0; r < 24; ++r) CHECK(d.rank_of(d.coords_of(r)) == r);
+    CHECK(d.neighbor({0, 0, 0}, {-1, 0, 0}) == d.rank_of({3, 0, 0}));  // periodic x wraps
+    CHECK(d.neighbor({0, 0, 0}, {0, -1, 0}) == -1);                     // Dirichlet y
+    CHECK(d.neighbor({0, 2, 1}, {0, 1, 0}) == -1);
+    CHECK(d.neighbor({1, 1, 1}, {1, 1, 1}) == d.rank_of({2, 2, 0}));   // periodic z wraps
+    CHECK(StencilDomain::make_2d(5, 5, 6, 1).check().find("at least one point") != std::string::npos);
+    CHECK(StencilDomain::make_2d(0, 5, 1, 1).check().find("n along x is 0") != std::string::npos);
+}
+
+TEST_CASE("stencils: presets, shapes and orders") {
+    const auto five = cala::Stencil<double>::five_point();
+    CHECK(five.points().size() == 5);
+    CHECK(five.radius() == 1);
+    CHECK(five.is_star());
+    CHECK(five.points()[1].dx == -1);
+    CHECK(five.points()[4].dy == 1);
+    const auto nine = cala::Stencil<float>::preset("9pt");
+    CHECK(nine.points().size() == 9);
+    CHECK_FALSE(nine.is_star());
+    CHECK(nine.points()[4].coef == 0.5f);
+    const auto t27 = cala::Stencil<double>::twenty_seven_point();
+    double sum = 0;
+    for (const auto& p : t27.points()) sum += p.coef;
+    CHECK(sum == doctest::Approx(1.0));
+    CHECK(cala::Stencil<double>::seven_point().shape().dim == 3);
+    const std::vector<double> c(13, 0.1);
+    const auto s3 = cala::Stencil<double>::star(3, 2, c);
+    CHECK(s3.radius() == 2);
+    CHECK(s3.is_star());
+    const auto custom = cala::Stencil<double>(2, {{0, 0, 0, 1.0}, {2, 1, 0, 0.5}});
+    CHECK(custom.radius() == 2);
+    CHECK_FALSE(custom.is_star());
+    CHECK_THROWS_AS(cala::Stencil<double>::box(2, 1, c), cala::Error);
+}
+
+TEST_CASE("model: 2D 5-point and 9-point on an interior periodic rank, counted by hand") {
+    // 40 x 30 over 2 x 3: rank (0, 1) owns 20 x 10; both x neighbours are the same rank, but
+    // they are two messages.
+    const StencilDomain d = StencilDomain::make_2d(40, 30, 2, 3, P, P);
+    const StencilShape star{2, 1, true}, box{2, 1, false};
+
+    const StencilCost s1 = cala::stencil_cost(d, {0, 1, 0}, star, 1, 1);
+    CHECK(s1.msgs_sent == 4);
+    CHECK(s1.words_sent == 2 * 10 + 2 * 20);
+    CHECK(s1.msgs == 8);
+    CHECK(s1.words == 120);
+    CHECK(s1.updates == 200);
+    CHECK(s1.redundant_updates == 0);
+
+    const StencilCost s2 = cala::stencil_cost(d, {0, 1, 0}, star, 2, 2);  // faces and corners, width 2
+    CHECK(s2.msgs_sent == 8);
+    CHECK(s2.words_sent == 2 * 20 + 2 * 40 + 4 * 4);
+    CHECK(s2.updates == 22 * 12 + 200);
+    CHECK(s2.redundant_updates == 22 * 12 - 200);
+    CHECK(s2.exchanges == 1);
+
+    const StencilCost b1 = cala::stencil_cost(d, {1, 2, 0}, box, 1, 3);
+    CHECK(b1.msgs_sent == 3 * 8);
+    CHECK(b1.words_sent == 3 * (60 + 4));
+    CHECK(b1.exchanges == 3);
+
+    // 7 steps at depth 3: cycles of 3, 3 and 1.
+    const StencilCost s7 = cala::stencil_cost(d, {0, 1, 0}, star, 3, 7);
+    const StencilCost c3 = cala::stencil_cost(d, {0, 1, 0}, star, 3, 3);
+    CHECK(s7.exchanges == 3);
+    CHECK(s7.msgs == 2 * c3.msgs + s1.msgs);
+    CHECK(s7.words == 2 * c3.words + s1.words);
+    CHECK(s7.redundant_updates == 2 * c3.redundant_updates);
+    CHECK(c3.redundant_updates == (24 * 14 - 200) + (22 * 12 - 200));
+}
+
+TEST_CASE("model: Dirichlet sides send nothing and grow nothing") {
+    const StencilDomain d = StencilDomain::make_2d(40, 30, 2, 3, D, D);
+    const StencilShape star{2, 1, true};
+    const StencilCost corner = cala::stencil_cost(d, {0, 0, 0}, star, 2, 2);
+    CHECK(corner.msgs_sent == 3);  // +x, +y and the (+1, +1) corner
+    CHECK(corner.words_sent == 10 * 2 + 20 * 2 + 4);
+    CHECK(corner.redundant_updates == 21 * 11 - 200);
+    const StencilCost edge = cala::stencil_cost(d, {0, 1, 0}, star, 2, 2);
+    CHECK(edge.msgs_sent == 5);
+    CHECK(edge.words_sent == 10 * 2 + 2 * 20 * 2 + 2 * 4);
+    CHECK(edge.redundant_updates == 21 * 12 - 200);
+    // One rank: Dirichlet, nothing; periodic, the halo comes from itself: no message either.
+    const StencilCost alone_d = cala::stencil_cost(StencilDomain::make_2d(8, 8, 1, 1, D, D), {0, 0, 0}, star, 4, 8);
+    const StencilCost alone_p = cala::stencil_cost(StencilDomain::make_2d(8, 8, 1, 1, P, P), {0, 0, 0}, star, 4, 8);
+    CHECK(alone_d.msgs == 0);
+    CHECK(alone_d.redundant_updates == 0);
+    CHECK(alone_p.msgs == 0);
+    CHECK(alone_p.redundant_updates == 2 * ((14 * 14 - 64) + (12 * 12 - 64) + (10 * 10 - 64)));
+}
+
+TEST_CASE("model: 3D star needs edges after 2 steps and corners after 3; a box always") {
+    const StencilDomain d = StencilDomain::make_3d(30, 30, 30, 3, 3, 3, P, P, P);
+    const StencilShape star{3, 1, true}, box{3, 1, false};
+    const std::array<int, 3> mid{1, 1, 1};
+    CHECK(cala::stencil_cost(d, mid, star, 1, 1).msgs_sent == 6);
+    CHECK(cala::stencil_cost(d, mid, star, 1, 1).words_sent == 600);
+    CHECK(cala::stencil_cost(d, mid, star, 2, 2).msgs_sent == 18);
+    CHECK(cala::stencil_cost(d, mid, star, 2, 2).words_sent == 6 * 200 + 12 * 4 * 10);
+    CHECK(cala::stencil_cost(d, mid, star, 3, 3).msgs_sent == 26);
+    CHECK(cala::stencil_cost(d, mid, star, 3, 3).words_sent == 6 * 300 + 12 * 9 * 10 + 8 * 27);
+    CHECK(cala::stencil_cost(d, mid, box, 1, 1).msgs_sent == 26);
+    CHECK(cala::stencil_cost(d, mid, box, 1, 1).words_sent == 600 + 120 + 8);
+    CHECK_THROWS_AS(cala::stencil_cost(d, mid, box, 11, 11), cala::Error);
+    CHECK_THROWS_AS(cala::stencil_cost(d, mid, box, 1, -1), cala::Error);
+    CHECK_THROWS_AS(cala::stencil_cost(d, {3, 0, 0}, box, 1, 1), cala::Error);
+}
+
+TEST_CASE("model: predicted time and the choice of depth") {
+    StencilCost c;
+    c.msgs_sent = 4;
+    c.words_sent = 100;
+    c.updates = 1000;
+    CHECK(cala::stencil_time(c, {1e-6, 1e9, 1e9}, 8) == doctest::Approx(4e-6 + 800e-9 + 1e-6));
+
+    const StencilDomain d = StencilDomain::make_2d(64, 64, 2, 2, P, P);
+    const StencilShape star{2, 1, true};
+    // Free messages: redundant work only costs; s = 1.
+    CHECK(cala::choose_stencil_depth(d, star, {0, 1e30, 1e9}, 8) == 1);
+    // Free work: latency only; the deepest halo allowed (32, or max_depth).
+    CHECK(cala::choose_stencil_depth(d, star, {1e-3, 1e30, 1e30}, 8) == 32);
+    CHECK(cala::choose_stencil_depth(d, star, {1e-3, 1e30, 1e30}, 8, 16) == 16);
+    // Somewhere in between for a balanced machine.
+    const int s = cala::choose_stencil_depth(d, star, {1e-6, 1e10, 1e9}, 8);
+    CHECK(s > 1);
+    CHECK(s < 32);
+
+    // The max over rank classes equals the max over every rank (uneven, Dirichlet, 3D).
+    const StencilDomain u = StencilDomain::make_3d(23, 19, 17, 4, 3, 5, D, P, D);
+    const StencilShape box{3, 1, false};
+    const cala::StencilMachine m{2e-6, 1e10, 1e9};
+    for (int depth : {1, 2, 3}) {
+        double worst = 0;
+        for (int r = 0; r < u.nranks(); ++r)
+            worst = std::max(worst, cala::stencil_time(cala::stencil_cost(u, u.coords_of(r), box, depth, depth), m, 8) / depth);
+        CHECK(cala::stencil_time_per_step(u, box, depth, m, 8) == doctest::Approx(worst).epsilon(1e-12));
+    }
+}
+
+namespace {
+
+// The kernel over box b of a random buffer against a plain loop, bit for bit.
+template <class T>
+bool kernel_matches(const cala::Stencil<T>& st, const cala::detail::Layout& L, const cala::detail::Box& b,
+                    const cala::detail::Blocking& blk) {
+    const index_t total = L.len[0] * L.len[1] * L.len[2];
+    std::vector<T> in(total), out(total, T(-7)), ref(total, T(-7));
+    std::mt19937_64 g(7);
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (auto& x : in) x = static_cast<T>(u(g));
+    const auto taps = cala::detail::make_taps(st, L);
+
+    cala::detail::sweep_box(L, in.data(), out.data(), b, taps, blk);
+
+    for (index_t k = b.lo[2]; k < b.hi[2]; ++k)
+        for (index_t j = b.lo[1]; j < b.hi[1]; ++j)
+            for (index_t i = b.lo[0]; i < b.hi[0]; ++i) {
+                const auto& p = st.points();
+                T acc = p[0].coef * in[L.index(i + p[0].dx, j + p[0].dy, k + p[0].dz)];
+                for (std::size_t q = 1; q < p.size(); ++q) acc += p[q].coef * in[L.index(i + p[q].dx, j + p[q].dy, k + p[q].dz)];
+                ref[L.index(i, j, k)] = acc;
+            }
+    return std::memcmp(out.data(), ref.data(), sizeof(T) * total) == 0;  // also: nothing outside b written
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("sweep kernel: any blocking and thread count gives the plain loop's bits", T, float, double) {
+    std::vector<T> c25(25), c125(125);
+    for (std::size_t i = 0; i < c25.size(); ++i) c25[i] = static_cast<T>(0.01 * (i + 1));
+    for (std::size_t i = 0; i < c125.size(); ++i) c125[i] = static_cast<T>(0.001 * (i + 1));
+    const cala::detail::Layout L2{{2, 2, 0}, {37 + 4, 29 + 4, 1}};
+    const cala::detail::Layout L3{{2, 2, 2}, {19 + 4, 13 + 4, 11 + 4}};
+    const cala::detail::Box b2{{-1, 0, 0}, {37, 29 + 1, 1}};
+    const cala::detail::Box b3{{-1, 0, -2 + 1}, {19 + 1, 13, 11}};
+    const int threads = omp_get_max_threads();
+    for (int nt : {1, 2, 3}) {
+        omp_set_num_threads(nt);
+        for (const cala::detail::Blocking blk : {cala::detail::Blocking{}, cala::detail::Blocking{64, 64, 5, 3},
+                                                  cala::detail::Blocking{1 << 20, 1 << 20, 1, 1},
+                                                  cala::detail::Blocking{0, 0, 8, 0}, cala::detail::Blocking{64, 512, 0, 0}}) {
+            CAPTURE(nt);
+            CAPTURE(blk.bx);
+            CHECK(kernel_matches(cala::Stencil<T>::five_point(), L2, b2, blk));
+            CHECK(kernel_matches(cala::Stencil<T>::nine_point(), L2, b2, blk));
+            CHECK(kernel_matches(cala::Stencil<T>::box(2, 2, c25), L2, cala::detail::Box{{0, 0, 0}, {37, 29, 1}}, blk));
+            CHECK(kernel_matches(cala::Stencil<T>::seven_point(), L3, b3, blk));
+            CHECK(kernel_matches(cala::Stencil<T>::twenty_seven_point(), L3, b3, blk));
+            CHECK(kernel_matches(cala::Stencil<T>::box(3, 2, c125), L3, cala::detail::Box{{0, 0, 0}, {19, 13, 11}}, blk));
+        }
+    }
+    omp_set_num_threads(threads);
+}
