@@ -10,6 +10,7 @@
 #include "cala/matrix.hpp"
 #include "cala/memory.hpp"
 #include "cala/model.hpp"
+#include "cala/mw.hpp"
 #include "cala/runtime.hpp"
 #include "cala/stencil.hpp"
 #include "cala/types.hpp"
