@@ -157,11 +157,11 @@ GemmPlanInfo best_3d(index_t m, index_t n, index_t k, int nranks, const GemmOpti
 }  // namespace
 
 GemmDecision decide_gemm(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
-                         GridOrder order, const GemmOptions& o, std::size_t elem, bool cplx, bool require_3d) {
+                         GridOrder order, const GemmOptions& o, std::size_t elem, bool cplx, bool require_3d,
+                         const MachineModel& mm) {
     const index_t m = c.m(), n = c.n(), k = op_a == Op::N ? a.n() : a.m();
     const int nranks = c.p() * c.q();
     const std::int64_t limit = memory_limit(o);
-    const MachineModel mm = MachineModel::from_env();
     const bool forced_3d = o.grid3d.c > 0 || require_3d;
     // The user's own grid, exactly: the busiest rank's words, messages and workspace.
     GemmPlanInfo user;
@@ -206,7 +206,7 @@ GemmDecision decide_gemm(Op op_a, Op op_b, const BlockCyclic& a, const BlockCycl
     }
     const GemmPlanInfo& pick = three.predicted_time_s < user.predicted_time_s ? three : user;
     if (!std::isfinite(pick.predicted_time_s)) nothing_fits(cheapest.memory_bytes, limit);
-    (void)order;
+    (void)order;  // the exact 2D model numbers ranks row-major; orders only relabel them
     return {!pick.user_grid, pick.variant, {pick.grid.p, pick.grid.q, pick.grid.c}, pick.block_size, pick};
 }
 
@@ -222,14 +222,13 @@ GemmPlanInfo plan_gemm(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic
 
 GemmPlanInfo plan_gemm(index_t m, index_t n, index_t k, Op op_a, Op op_b, int nranks, const GemmOptions& opts,
                        const MachineModel& machine, index_t user_block, std::size_t elem_size) {
-    (void)machine;  // decide_gemm reads the same parameters from the environment
     const auto [p, q] = Grid2D::squarest(nranks);
     const BlockCyclic a = op_a == Op::N ? BlockCyclic(m, k, user_block, user_block, p, q)
                                         : BlockCyclic(k, m, user_block, user_block, p, q);
     const BlockCyclic b = op_b == Op::N ? BlockCyclic(k, n, user_block, user_block, p, q)
                                         : BlockCyclic(n, k, user_block, user_block, p, q);
     const BlockCyclic c(m, n, user_block, user_block, p, q);
-    return detail::decide_gemm(op_a, op_b, a, b, c, GridOrder::RowMajor, opts, elem_size, false).info;
+    return detail::decide_gemm(op_a, op_b, a, b, c, GridOrder::RowMajor, opts, elem_size, false, false, machine).info;
 }
 
 }  // namespace cala

@@ -18,7 +18,7 @@ struct GemmDecision {
 /// `require_3d`: only 2.5D/3D plans (the Gemm3D entry point).
 GemmDecision decide_gemm(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
                          GridOrder order, const GemmOptions& o, std::size_t elem_size, bool is_complex,
-                         bool require_3d = false);
+                         bool require_3d = false, const MachineModel& machine = MachineModel::from_env());
 
 std::int64_t memory_limit(const GemmOptions& o);
 index_t auto_block(index_t m, index_t n, index_t k, Shape3 g);
