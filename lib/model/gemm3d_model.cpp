@@ -56,7 +56,6 @@ Cost gemm3d_cost(const Plan3D& plan, const BlockCyclic& a, const BlockCyclic& b,
         brought += store;
     }
     // The layer's SUMMA loop into its partial (or final) C.
-    std::int64_t result = 0;
     if (active) {
         const BlockCyclic cl = plan.c_layer(h);
         const std::int64_t cs = local_elems(cl, r, col);
@@ -67,7 +66,6 @@ Cost gemm3d_cost(const Plan3D& plan, const BlockCyclic& a, const BlockCyclic& b,
         cost.flops = (is_complex ? 4.0 : 1.0) * loop.local_flops;
         peak = std::max(peak, live + cs + loop.slots);
         live += cs - (multiply_only ? 0 : brought);  // one-shot use frees the operands after the loop
-        result = cs;
         if (plan.c_spread == Spread::ColsReduced) {
             const std::int64_t rs = local_elems(plan.c_virt, r, h * g.q + col);
             peak = std::max(peak, live + rs);
@@ -78,7 +76,6 @@ Cost gemm3d_cost(const Plan3D& plan, const BlockCyclic& a, const BlockCyclic& b,
                     if (t % g.c == h) cost.words_recv += m_loc * cl.cols.block_size(bk);
                 }
             live += rs - cs;
-            result = rs;
         }
     } else if (!multiply_only) {
         live -= brought;
@@ -91,7 +88,6 @@ Cost gemm3d_cost(const Plan3D& plan, const BlockCyclic& a, const BlockCyclic& b,
     cost.words_recv += t.recv_others;
     cost.msgs += t.msgs;
     peak = std::max(peak, live + t.send_total + t.recv_others);
-    (void)result;
     cost.extra_bytes = (peak - (multiply_only ? brought : 0)) * static_cast<std::int64_t>(elem_size);
     return cost;
 }
