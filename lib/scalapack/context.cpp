@@ -1,0 +1,84 @@
+// BLACS contexts as cala grids, made once per context.
+
+#include "scalapack/context.hpp"
+
+#include <cstdio>
+#include <map>
+
+#include "cala/comm.hpp"
+#include "core/check.hpp"
+#include "scalapack/blacs.hpp"
+
+namespace cala::scalapack {
+
+namespace {
+
+struct Entry {
+    Comm source;  // a duplicate of the BLACS communicator, to recognize it on later calls
+    GridPos pos;
+    Grid2D grid;
+};
+
+std::map<int, Entry>& cache() {
+    static std::map<int, Entry> entries;  // freed at exit; Comm skips MPI_Comm_free after MPI_Finalize
+    return entries;
+}
+
+}  // namespace
+
+MPI_Comm grid_communicator(int ctxt) {
+    int sys = -1;
+    Cblacs_get(ctxt, 10, &sys);
+    return Cblacs2sys_handle(sys);
+}
+
+Agreement agree(MPI_Comm comm, const GridPos& g, int code, bool cala_layouts, bool cached) {
+    int rank = 0;
+    CALA_CHECK_MPI(MPI_Comm_rank(comm, &rank));
+    // One MIN reduction: flags that must hold everywhere travel as 0 (holds) or -1 (fails here).
+    int v[5] = {code, cala_layouts ? 0 : -1, cached ? 0 : -1, rank == g.row * g.q + g.col ? 0 : -1,
+                rank == g.col * g.p + g.row ? 0 : -1};
+    CALA_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, v, 5, MPI_INT, MPI_MIN, comm));
+    return Agreement{v[0], v[1] == 0, v[2] == 0, v[3] == 0, v[4] == 0};
+}
+
+const Grid2D* cached_grid(int ctxt, MPI_Comm comm, const GridPos& g) {
+    const auto it = cache().find(ctxt);
+    if (it == cache().end()) return nullptr;
+    const Entry& e = it->second;
+    if (e.pos.p != g.p || e.pos.q != g.q || e.pos.row != g.row || e.pos.col != g.col) return nullptr;
+    int result = MPI_UNEQUAL;
+    CALA_CHECK_MPI(MPI_Comm_compare(e.source.get(), comm, &result));
+    return result == MPI_CONGRUENT || result == MPI_IDENT ? &e.grid : nullptr;
+}
+
+const Grid2D& make_grid(int ctxt, MPI_Comm comm, const GridPos& g, const Agreement& a) {
+    using detail::cat;
+    const Comm blacs = Comm::borrow(comm);
+    Comm source = blacs.dup();
+    Grid2D grid = [&] {
+        if (a.row_major) return Grid2D(blacs, g.p, g.q, GridOrder::RowMajor);
+        if (a.col_major) return Grid2D(blacs, g.p, g.q, GridOrder::ColumnMajor);
+        // Neither: renumber the processes row-major by their BLACS coordinates.
+        if (blacs.rank() == 0) {
+            static bool said = false;
+            if (!said)
+                std::fprintf(stderr,
+                             "cala_scalapack: BLACS context %d numbers its %dx%d processes neither row- nor "
+                             "column-major; cala renumbers them row-major\n",
+                             ctxt, g.p, g.q);
+            said = true;
+        }
+        const Comm renumbered = blacs.split(0, g.row * g.q + g.col);
+        return Grid2D(renumbered, g.p, g.q, GridOrder::RowMajor);
+    }();
+    if (grid.row() != g.row || grid.col() != g.col)
+        throw Error(cat("scalapack: cala grid puts this process at (", grid.row(), ",", grid.col(),
+                        "), BLACS at (", g.row, ",", g.col, ")"));
+    auto& entries = cache();
+    entries.erase(ctxt);
+    const auto it = entries.emplace(ctxt, Entry{std::move(source), g, std::move(grid)}).first;
+    return it->second.grid;
+}
+
+}  // namespace cala::scalapack

@@ -1,0 +1,47 @@
+#pragma once
+// BLACS contexts as cala grids.
+//
+// shim -> context (this) -> BLACS (Cblacs_get, Cblacs2sys_handle) + cala::Grid2D (grid/)
+//
+// A BLACS grid owns an MPI communicator holding exactly its processes (BLACS's point-to-point
+// scope); Cblacs_get(ctxt, 10, &h) registers it as a system context and Cblacs2sys_handle(h)
+// returns it. Its rank order is the BLACS process number, row-major over the grid whatever the
+// order the grid was made with, so a RowMajor Grid2D over it puts every process at its BLACS
+// (myrow, mycol). The shim checks this on every process rather than assume it: a column-major
+// numbering gets a ColumnMajor Grid2D, any other one (a communicator from some other BLACS) a
+// row-major renumbering (reported once on stderr). Only the processes of the grid take part:
+// programs that run ScaLAPACK on a sub-grid of their ranks work.
+
+#include <mpi.h>
+
+#include "cala/grid.hpp"
+#include "scalapack/descriptor.hpp"
+
+namespace cala::scalapack {
+
+/// The MPI communicator of the processes of BLACS grid `ctxt` (BLACS's own; never freed here).
+/// Local; `ctxt` must be a valid context that this process belongs to.
+MPI_Comm grid_communicator(int ctxt);
+
+/// What the processes of a grid agree on before a call does any work.
+struct Agreement {
+    int code = ArgCheck::kNone;  ///< the smallest argument-check code over the grid
+    bool cala_layouts = true;    ///< cala has layouts for every operand (on every process)
+    bool cached = true;          ///< every process holds a valid cached Grid2D for the context
+    bool row_major = true;       ///< communicator rank == row·q + col on every process
+    bool col_major = true;       ///< communicator rank == col·p + row on every process
+};
+
+/// One MPI_Allreduce (5 ints) over `comm`, the grid's communicator: collective over the grid.
+Agreement agree(MPI_Comm comm, const GridPos& g, int code, bool cala_layouts, bool cached);
+
+/// The cached Grid2D of `ctxt` if it still describes this grid (same shape and position, a
+/// communicator congruent to `comm`: BLACS reuses context numbers after Cblacs_gridexit);
+/// nullptr otherwise. Local.
+const Grid2D* cached_grid(int ctxt, MPI_Comm comm, const GridPos& g);
+
+/// Builds the Grid2D of `ctxt` (the order `a` found) and caches it. Collective over `comm`;
+/// throws cala::Error if the grid does not put this process at its BLACS coordinates.
+const Grid2D& make_grid(int ctxt, MPI_Comm comm, const GridPos& g, const Agreement& a);
+
+}  // namespace cala::scalapack

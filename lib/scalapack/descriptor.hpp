@@ -1,0 +1,78 @@
+#pragma once
+// ScaLAPACK array descriptors as PBLAS reads them, and PBLAS's argument checks. Pure functions,
+// no MPI, no BLACS calls: the caller passes the grid shape and coordinates.
+//
+// shim (pgemm.cpp) -> descriptor (this) -> cala::Dist1D (layout/)
+//
+// Descriptors come in two kinds (PBLAS's PB_CargFtoC):
+//   DTYPE 1 (BLOCK_CYCLIC_2D, 9 entries):      DTYPE CTXT M N MB NB RSRC CSRC LLD
+//   DTYPE 2 (BLOCK_CYCLIC_2D_INB, 11 entries): DTYPE CTXT M N IMB INB MB NB RSRC CSRC LLD
+// Both are read into the 11-entry form (IMB = MB, INB = NB for DTYPE 1). Error codes follow
+// PBLAS: argument i wrong -> info = -i; entry j (of the 11-entry form) of descriptor argument i
+// wrong -> info = -(100 i + j); the first wrong argument in the list wins.
+
+#include <array>
+#include <optional>
+#include <string>
+
+#include "cala/layout.hpp"
+
+namespace cala::scalapack {
+
+/// Entries of the 11-entry descriptor, 0-based (PBLAS's C names).
+enum DescEntry : int { DTYPE_ = 0, CTXT_, M_, N_, IMB_, INB_, MB_, NB_, RSRC_, CSRC_, LLD_, DLEN_ };
+
+using Desc = std::array<int, DLEN_>;
+
+/// The 11-entry form of a user descriptor (DTYPE 1 or 2); another DTYPE keeps DTYPE and CTXT and
+/// is rejected by check_matrix.
+Desc read_descriptor(const int* desc) noexcept;
+
+/// This rank's view of a BLACS grid (Cblacs_gridinfo).
+struct GridPos {
+    int p = -1, q = -1, row = -1, col = -1;
+};
+
+/// Running result of PBLAS's argument checks, in PBLAS's "DESCMULT" encoding: argument i is
+/// 100 i, entry j of descriptor argument i is 100 i + j + 1 (j 0-based); kNone when all is well.
+/// The smallest code wins, as in PBLAS.
+struct ArgCheck {
+    static constexpr int kDescMult = 100;
+    static constexpr int kNone = 10000;  // PBLAS's BIGNUM
+    int code = kNone;
+    std::string first;  ///< what was wrong with the argument the code names (for CALA_VERBOSE)
+
+    void fail(int c, std::string why);
+    bool ok() const noexcept { return code == kNone; }
+    /// ScaLAPACK's info (< 0), 0 when all is well.
+    int info() const noexcept;
+    /// The positive number PXERBLA prints ("parameter number ...").
+    int position() const noexcept { return -info(); }
+};
+
+/// PBLAS's PB_Cchkmat for sub(X) = X(ix:ix+m-1, jx:jx+n-1) (ix, jx 1-based as the user passed
+/// them), where M, N, IX/JX and DESCX are arguments number mpos, npos, dpos-2/dpos-1 and dpos.
+/// `ctxt` is the context of the first matrix argument; `g` its grid as seen by this rank.
+void check_matrix(ArgCheck& chk, const char* name, int ctxt, const GridPos& g, int m, int mpos, int n, int npos,
+                  int ix, int jx, const Desc& d, int dpos);
+
+/// Number of the first n indices a process holds when block 0 has ib indices, the others nb,
+/// block b on process (src + b) mod nprocs; src == -1 means every process holds them all.
+index_t local_count(index_t n, index_t ib, index_t nb, int src, int nprocs, int proc) noexcept;
+
+/// One dimension of a submatrix: its distribution and the local index of its first element on
+/// this process (where the process's part of the submatrix starts in local storage).
+struct SubAxis {
+    Dist1D dist;
+    index_t local_offset = 0;
+};
+
+/// The distribution of indices [off, off + len) of a dimension of n indices (first block ib,
+/// then nb, block 0 on src, over nprocs processes), seen from process `proc`.
+/// nullopt when cala has no layout for it: src == -1 (replicated), or (over several processes)
+/// a first block wider than nb that the range starts inside, with more than nb of its indices
+/// in that block, and leaves.
+std::optional<SubAxis> sub_axis(index_t n, index_t ib, index_t nb, int src, int nprocs, index_t off, index_t len,
+                                int proc);
+
+}  // namespace cala::scalapack

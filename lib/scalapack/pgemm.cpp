@@ -1,0 +1,257 @@
+// p?gemm_ of ScaLAPACK's PBLAS, computed by cala.
+//
+// p?gemm_ (Fortran ABI) -> check the arguments as PBLAS does (descriptor) -> agree over the BLACS
+// grid (context) -> route: nothing | C := beta·C locally | ScaLAPACK (small or no cala layout)
+// | cala::gemm on MatrixRefs over the user's local arrays (gemm/ -> kernels::gemm, BLIS)
+
+#include <cctype>
+#include <complex>
+#include <exception>
+#include <optional>
+#include <string>
+
+#include "cala/error.hpp"
+#include "cala/gemm.hpp"
+#include "cala/model.hpp"
+#include "core/check.hpp"
+#include "kernels/blas.hpp"
+#include "scalapack/blacs.hpp"
+#include "scalapack/context.hpp"
+#include "scalapack/descriptor.hpp"
+#include "scalapack/report.hpp"
+
+namespace cala::scalapack {
+
+namespace {
+
+// Name (as PXERBLA prints it) and Fortran symbol of the routine for T.
+template <class T> struct Routine;
+template <> struct Routine<float> {
+    static constexpr const char* name = "PSGEMM";
+    static constexpr const char* symbol = "psgemm_";
+};
+template <> struct Routine<double> {
+    static constexpr const char* name = "PDGEMM";
+    static constexpr const char* symbol = "pdgemm_";
+};
+template <> struct Routine<std::complex<float>> {
+    static constexpr const char* name = "PCGEMM";
+    static constexpr const char* symbol = "pcgemm_";
+};
+template <> struct Routine<std::complex<double>> {
+    static constexpr const char* name = "PZGEMM";
+    static constexpr const char* symbol = "pzgemm_";
+};
+
+template <class T>
+using PgemmFn = void (*)(const char*, const char*, const int*, const int*, const int*, const T*, const T*, const int*,
+                         const int*, const int*, const T*, const int*, const int*, const int*, const T*, T*,
+                         const int*, const int*, const int*);
+
+// The arguments of one call, as the caller passed them (Fortran: everything by pointer).
+template <class T>
+struct Args {
+    const char *transa, *transb;
+    const int *m, *n, *k;
+    const T* alpha;
+    const T* a;
+    const int *ia, *ja, *desca;
+    const T* b;
+    const int *ib, *jb, *descb;
+    const T* beta;
+    T* c;
+    const int *ic, *jc, *descc;
+};
+
+template <class T>
+void call_scalapack(const Args<T>& x) {
+    static const auto real = reinterpret_cast<PgemmFn<T>>(real_symbol(Routine<T>::symbol));
+    if (real == nullptr) throw Error(detail::cat("no ScaLAPACK ", Routine<T>::symbol, " after cala_scalapack"));
+    real(x.transa, x.transb, x.m, x.n, x.k, x.alpha, x.a, x.ia, x.ja, x.desca, x.b, x.ib, x.jb, x.descb, x.beta, x.c,
+         x.ic, x.jc, x.descc);
+}
+
+Op to_op(char t) { return t == 'N' ? Op::N : t == 'T' ? Op::T : Op::C; }
+
+// Rows and columns of the submatrix (ix, jx, rows x cols) of a matrix with descriptor d, seen
+// from grid position g; nullopt when cala has no layout for them.
+struct SubMatrix {
+    SubAxis rows, cols;
+    index_t ld;
+};
+
+std::optional<SubMatrix> sub_matrix(const Desc& d, const GridPos& g, int ix, int jx, index_t rows, index_t cols) {
+    auto r = sub_axis(d[M_], d[IMB_], d[MB_], d[RSRC_], g.p, ix - 1, rows, g.row);
+    auto c = sub_axis(d[N_], d[INB_], d[NB_], d[CSRC_], g.q, jx - 1, cols, g.col);
+    if (!r || !c) return std::nullopt;
+    return SubMatrix{*r, *c, d[LLD_]};
+}
+
+// The user's local array of a submatrix as a MatrixRef (no copy).
+template <class T>
+MatrixRef<T> view(const Grid2D& grid, const SubMatrix& s, const T* data) {
+    const index_t m_loc = s.rows.dist.local_size(grid.row()), n_loc = s.cols.dist.local_size(grid.col());
+    T* p = const_cast<T*>(data);  // cala reads A and B only
+    if (m_loc > 0 && n_loc > 0) p += s.rows.local_offset + s.cols.local_offset * s.ld;
+    return MatrixRef<T>(grid, BlockCyclic(s.rows.dist, s.cols.dist), p, s.ld);
+}
+
+enum class Route { Nothing, Scale, Small, Cala };
+
+// PBLAS's checks of p?gemm's arguments, in PBLAS's order: TRANSA (1), TRANSB (2), then A (M 3,
+// K 5, IA 8, JA 9, DESCA 10), B (K 5, N 4, IB 12, JB 13, DESCB 14), C (M 3, N 4, IC 17, JC 18,
+// DESCC 19), each matrix's dimensions as op() has them.
+template <class T>
+ArgCheck check_args(const Args<T>& x, char ta, char tb, const Desc& da, const Desc& db, const Desc& dc,
+                    const GridPos& g) {
+    using detail::cat;
+    const bool nota = ta == 'N', notb = tb == 'N';
+    const int m = *x.m, n = *x.n, k = *x.k, ctxt = da[CTXT_];
+    ArgCheck chk;
+    if (!nota && ta != 'T' && ta != 'C') chk.fail(1 * ArgCheck::kDescMult, cat("TRANSA = '", x.transa[0], "'"));
+    else if (!notb && tb != 'T' && tb != 'C') chk.fail(2 * ArgCheck::kDescMult, cat("TRANSB = '", x.transb[0], "'"));
+    check_matrix(chk, "A", ctxt, g, nota ? m : k, nota ? 3 : 5, nota ? k : m, nota ? 5 : 3, *x.ia, *x.ja, da, 10);
+    check_matrix(chk, "B", ctxt, g, notb ? k : n, notb ? 5 : 4, notb ? n : k, notb ? 4 : 5, *x.ib, *x.jb, db, 14);
+    check_matrix(chk, "C", ctxt, g, m, 3, n, 4, *x.ic, *x.jc, dc, 19);
+    return chk;
+}
+
+std::string threshold_text(double t) {
+    return t < 9e18 ? std::to_string(static_cast<long long>(t)) : detail::cat(t);
+}
+
+template <class T>
+void pgemm(const Args<T>& x) {
+    using detail::cat;
+    const char* const rout = Routine<T>::name;
+    const Settings& set = settings();
+    const char ta = static_cast<char>(std::toupper(static_cast<unsigned char>(x.transa[0])));
+    const char tb = static_cast<char>(std::toupper(static_cast<unsigned char>(x.transb[0])));
+    const bool nota = ta == 'N', notb = tb == 'N';
+    const int m = *x.m, n = *x.n, k = *x.k;
+    const Desc da = read_descriptor(x.desca), db = read_descriptor(x.descb), dc = read_descriptor(x.descc);
+    const int ctxt = da[CTXT_];
+    GridPos g;
+    Cblacs_gridinfo(ctxt, &g.p, &g.q, &g.row, &g.col);
+    const bool speaker = set.verbose && g.row == 0 && g.col == 0;
+    const auto call = [&] { return cat(rout, "(", ta, ",", tb, ") m=", m, " n=", n, " k=", k, " on ", g.p, "x", g.q,
+                                       " -> "); };
+
+    // 1. PBLAS's checks, in PBLAS's order (descriptor.hpp).
+    if (g.p == -1) {  // A's context is no grid this process belongs to: nobody to agree with
+        ArgCheck chk;
+        chk.fail(10 * ArgCheck::kDescMult + 1 + CTXT_, cat("DESCA context ", ctxt, " is not a BLACS grid here"));
+        if (set.verbose) say(cat(call(), "illegal argument, info = ", chk.info(), ": ", chk.first));
+        report_illegal(ctxt, rout, chk.info());
+        return;
+    }
+    const ArgCheck chk = check_args(x, ta, tb, da, db, dc, g);
+
+    // 2. Where the call goes (the same on every process when the arguments agree).
+    const T alpha = *x.alpha, beta = *x.beta;
+    Route route = Route::Cala;
+    if (m == 0 || n == 0 || ((alpha == T(0) || k == 0) && beta == T(1))) route = Route::Nothing;
+    else if (alpha == T(0) || k == 0) route = Route::Scale;
+    else if (static_cast<double>(m) * n * k < set.threshold) route = Route::Small;
+    std::optional<SubMatrix> sa, sb, sc;
+    if (chk.ok() && route != Route::Nothing) sc = sub_matrix(dc, g, *x.ic, *x.jc, m, n);
+    if (chk.ok() && route == Route::Cala) {
+        sa = sub_matrix(da, g, *x.ia, *x.ja, nota ? m : k, nota ? k : m);
+        sb = sub_matrix(db, g, *x.ib, *x.jb, notb ? k : n, notb ? n : k);
+    }
+    // Only the routes cala computes need layouts.
+    const bool layouts = !chk.ok() || route == Route::Nothing || route == Route::Small ||
+                         (sc && (route == Route::Scale || (sa && sb)));
+
+    // 3. One allreduce over the grid: the first illegal argument on any process, layouts, cache.
+    const MPI_Comm comm = grid_communicator(ctxt);
+    const Grid2D* grid = route == Route::Cala && layouts ? cached_grid(ctxt, comm, g) : nullptr;
+    const Agreement agreed = agree(comm, g, chk.code, layouts, route != Route::Cala || !layouts || grid != nullptr);
+    if (agreed.code != ArgCheck::kNone) {
+        ArgCheck all;
+        all.fail(agreed.code, agreed.code == chk.code ? chk.first : "found on another process of the grid");
+        if (speaker) say(cat(call(), "illegal argument, info = ", all.info(), ": ", all.first));
+        report_illegal(ctxt, rout, all.info());
+        return;
+    }
+    if (!agreed.cala_layouts) {  // Route::Scale or Route::Cala
+        if (speaker)
+            say(cat(call(), "ScaLAPACK: an operand has no cala layout (RSRC or CSRC = -1, or a first block wider "
+                            "than the block size that the submatrix starts inside)"));
+        call_scalapack(x);
+        return;
+    }
+
+    // 4. The work.
+    switch (route) {
+        case Route::Nothing:
+            if (speaker) say(cat(call(), "cala: nothing to do"));
+            return;
+        case Route::Scale: {
+            if (speaker) say(cat(call(), "cala: C := beta*C on each process's part (alpha = 0 or k = 0)"));
+            const index_t m_loc = sc->rows.dist.local_size(g.row), n_loc = sc->cols.dist.local_size(g.col);
+            if (m_loc > 0 && n_loc > 0)
+                kernels::scale(m_loc, n_loc, beta, x.c + sc->rows.local_offset + sc->cols.local_offset * sc->ld,
+                               sc->ld);
+            return;
+        }
+        case Route::Small:
+            if (speaker)
+                say(cat(call(), "ScaLAPACK: m*n*k = ", static_cast<long long>(m) * n * k,
+                        " < CALA_SCALAPACK_THRESHOLD = ", threshold_text(set.threshold)));
+            call_scalapack(x);
+            return;
+        case Route::Cala: break;
+    }
+    if (!agreed.cached) grid = &make_grid(ctxt, comm, g, agreed);
+    const MatrixRef<T> av = view(*grid, *sa, x.a), bv = view(*grid, *sb, x.b), cv = view(*grid, *sc, x.c);
+    const Op op_a = nota ? Op::N : to_op(ta), op_b = notb ? Op::N : to_op(tb);
+    if (speaker)
+        say(cat(call(), "cala: ",
+                plan_gemm(op_a, op_b, av.layout(), bv.layout(), cv.layout(), grid->order(), GemmOptions{}, sizeof(T),
+                          is_complex_v<T>)
+                    .describe()));
+    try {
+        gemm(op_a, op_b, alpha, av, bv, beta, cv);
+    } catch (const MpiError&) {
+        throw;
+    } catch (const Error& e) {  // raised on every process before any data moved (cala::gemm agrees first)
+        if (g.row == 0 && g.col == 0) say(cat(rout, ": cala: ", e.what(), "; ScaLAPACK computes this call"));
+        call_scalapack(x);
+    }
+}
+
+// The C boundary: nothing escapes into Fortran.
+template <class T>
+void entry(const Args<T>& x) noexcept {
+    try {
+        pgemm(x);
+    } catch (const std::exception& e) {
+        say(detail::cat(Routine<T>::name, ": ", e.what()));
+    } catch (...) {
+        say(detail::cat(Routine<T>::name, ": unknown exception"));
+    }
+}
+
+}  // namespace
+
+}  // namespace cala::scalapack
+
+// Every spelling a Fortran or C caller may use. PBLAS's character arguments carry no hidden
+// lengths (PBLAS is C); a Fortran caller's trailing lengths are ignored by the C ABI.
+#define CALA_PGEMM_PARAMS(T)                                                                                     \
+    const char *transa, const char *transb, const int *m, const int *n, const int *k, const T *alpha, const T *a, \
+        const int *ia, const int *ja, const int *desca, const T *b, const int *ib, const int *jb,                 \
+        const int *descb, const T *beta, T *c, const int *ic, const int *jc, const int *descc
+#define CALA_PGEMM_ENTRY(sym, T)                                                                                 \
+    extern "C" __attribute__((visibility("default"))) void sym(CALA_PGEMM_PARAMS(T)) {                          \
+        cala::scalapack::entry<T>(                                                                               \
+            {transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c, ic, jc, descc});       \
+    }
+#define CALA_PGEMM_SPELLINGS(lower, upper, T) \
+    CALA_PGEMM_ENTRY(lower##_, T) CALA_PGEMM_ENTRY(lower, T) CALA_PGEMM_ENTRY(upper, T)
+
+CALA_PGEMM_SPELLINGS(psgemm, PSGEMM, float)
+CALA_PGEMM_SPELLINGS(pdgemm, PDGEMM, double)
+CALA_PGEMM_SPELLINGS(pcgemm, PCGEMM, std::complex<float>)
+CALA_PGEMM_SPELLINGS(pzgemm, PZGEMM, std::complex<double>)

@@ -1,0 +1,32 @@
+#pragma once
+// What the shim says and where it sends what it does not compute: settings from the
+// environment, PXERBLA-style error reports, CALA_VERBOSE lines, the real ScaLAPACK symbols.
+
+#include <string>
+
+namespace cala::scalapack {
+
+/// Read once per process.
+struct Settings {
+    /// Calls with m·n·k below this go to ScaLAPACK (CALA_SCALAPACK_THRESHOLD; default 128³).
+    double threshold = 128.0 * 128.0 * 128.0;
+    /// CALA_VERBOSE set and not "0": one line per call on stderr, from grid process (0, 0).
+    bool verbose = false;
+};
+const Settings& settings();
+
+/// The next definition of a ScaLAPACK symbol after this library (dlsym(RTLD_NEXT)): the real
+/// one, whether the shim was preloaded or linked before libscalapack. nullptr if none.
+void* real_symbol(const char* name);
+
+/// Reports an illegal argument as ScaLAPACK does: PXERBLA's line ("{r,c}:  On entry to PDGEMM
+/// parameter number 1403 had an illegal value") through the process's own PXERBLA, then, when
+/// the process has a PBLAS error handler other than libscalapack's (a PBLAS tester's, which
+/// records INFO instead of aborting), that handler. libscalapack's own handler is not called:
+/// it would abort the program, and the shim's contract is that the program goes on. Local.
+void report_illegal(int ctxt, const char* rout, int info);
+
+/// One CALA_VERBOSE line (the caller decides which process prints).
+void say(const std::string& line);
+
+}  // namespace cala::scalapack

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""PDGEMM through the ScaLAPACK ABI: cala (the shim) against ScaLAPACK's own, in one session.
+
+Runs the drop-in example (a plain ScaLAPACK program) alternately, `--rounds` times each:
+  scalapack  the shim preloaded with CALA_SCALAPACK_THRESHOLD=1e30: every call falls through to
+             ScaLAPACK's own PDGEMM, in the same process setup as cala's runs (same BLIS kernels);
+  cala       the shim preloaded with CALA_SCALAPACK_THRESHOLD=0: every call goes through cala;
+  plain      (with --plain) no shim at all, BLIS_ARCH_TYPE as given (BLIS picks its kernels).
+Each run reports its best time over `--runs` calls (the slowest process's); the ratio is
+best(scalapack) / best(cala) over all rounds. Not a test: timings are never test assertions.
+
+  compare.py --mpiexec mpiexec.mpich --shim build/lib/scalapack/libcala_scalapack.so \
+             --exe build/tests/scalapack/scalapack_dropin --n 4096 --nb 256 --grid 1x2 --rounds 3
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+LINE = re.compile(r"best_s=(\S+) gflops=(\S+) checksum=(\S+)")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mpiexec", default="mpiexec.mpich")
+    ap.add_argument("--shim", required=True)
+    ap.add_argument("--exe", required=True)
+    ap.add_argument("--n", type=int, default=4096)
+    ap.add_argument("--nb", type=int, default=256)
+    ap.add_argument("--grid", default="1x2")
+    ap.add_argument("--order", default="R")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--threads", default="1", help="OMP_NUM_THREADS per process")
+    ap.add_argument("--plain", metavar="BLIS_ARCH_TYPE", help="also run without the shim, with this BLIS_ARCH_TYPE")
+    args = ap.parse_args()
+    p, q = (int(x) for x in args.grid.split("x"))
+    prog = [args.exe, str(args.n), str(args.nb), str(p), str(q), args.order, str(args.runs)]
+    configs = {
+        "scalapack": ["-genv", "LD_PRELOAD", os.path.abspath(args.shim), "-genv", "CALA_SCALAPACK_THRESHOLD", "1e30"],
+        "cala": ["-genv", "LD_PRELOAD", os.path.abspath(args.shim), "-genv", "CALA_SCALAPACK_THRESHOLD", "0"],
+    }
+    if args.plain is not None:
+        configs["plain"] = ["-genv", "BLIS_ARCH_TYPE", args.plain]
+    best = {}
+    for r in range(args.rounds):
+        for name, extra in configs.items():
+            env = dict(os.environ, OMP_NUM_THREADS=args.threads)
+            env.pop("LD_PRELOAD", None)
+            cmd = [args.mpiexec, "-n", str(p * q), "-genv", "OMP_NUM_THREADS", args.threads] + extra + prog
+            out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                 check=True).stdout
+            m = LINE.search(out)
+            if not m:
+                print(out)
+                return 1
+            t = float(m.group(1))
+            print(f'{{"round":{r},"config":"{name}","n":{args.n},"nb":{args.nb},"grid":"{args.grid}",'
+                  f'"threads":{args.threads},"best_s":{t},"gflops":{m.group(2)},"checksum":{m.group(3)}}}', flush=True)
+            best[name] = min(best.get(name, 1e300), t)
+    ratio = best["scalapack"] / best["cala"]
+    print(f"best ScaLAPACK {best['scalapack']:.4f} s, best cala {best['cala']:.4f} s: cala is {ratio:.2f}x "
+          f"ScaLAPACK's own PDGEMM" + (f"; without the shim {best['plain']:.4f} s" if "plain" in best else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""ScaLAPACK's own PBLAS level-3 tester (Debian's scalapack-mpi-test) on p?gemm, through the shim.
+
+Writes a P?BLAS3TST.dat that tests only P?GEMM (the other routines set to F), with the cases
+below (sizes, transposes, offsets, block sizes, source processes, first blocks), runs the tester
+under mpiexec.mpich with libcala_scalapack.so preloaded, CALA_VERBOSE=1 and
+CALA_SCALAPACK_THRESHOLD=0, and checks that
+  * the error-exit tests ran and none reported a wrong error code,
+  * every case PASSED (none failed or was skipped),
+  * every computational call went through cala: one CALA_VERBOSE "-> cala:" line per call, no
+    "-> ScaLAPACK" line; the error exits went through the shim too ("illegal argument" lines).
+
+  pblas_tester.py --mpiexec mpiexec.mpich --shim .../libcala_scalapack.so --type d --suite shapes
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+TESTERS = "/usr/lib/x86_64-linux-gnu/scalapack/mpich-tests/PBLAS"
+
+# One case: transa transb m n k, then for A, B, C: (rows, cols, imb, inb, mb, nb, rsrc, csrc, i, j).
+# Matrix sizes stay small: the tester works in a 2 MB array per process.
+SHAPES = [  # sources 0: valid on every grid shape
+    ("N", "N", 22, 23, 24, (31, 31, 4, 4, 4, 4, 0, 0, 5, 5), (32, 32, 4, 4, 4, 4, 0, 0, 5, 5), (35, 35, 4, 4, 4, 4, 0, 0, 5, 5)),
+    ("N", "T", 30, 29, 28, (40, 40, 2, 3, 5, 3, 0, 0, 3, 7), (36, 33, 3, 1, 3, 4, 0, 0, 2, 4), (41, 37, 5, 2, 6, 2, 0, 0, 9, 1)),
+    ("T", "N", 17, 19, 40, (45, 20, 7, 7, 7, 7, 0, 0, 2, 3), (44, 25, 3, 3, 3, 3, 0, 0, 4, 6), (20, 22, 1, 1, 2, 2, 0, 0, 3, 2)),
+    ("T", "T", 8, 20, 22, (30, 12, 4, 4, 5, 5, 0, 0, 8, 4), (24, 30, 2, 2, 2, 2, 0, 0, 3, 8), (10, 25, 3, 3, 3, 3, 0, 0, 2, 5)),
+    ("C", "N", 13, 11, 9, (12, 16, 4, 2, 4, 3, 0, 0, 2, 2), (11, 14, 3, 3, 3, 3, 0, 0, 1, 3), (15, 12, 5, 5, 5, 5, 0, 0, 3, 2)),
+    ("N", "C", 12, 10, 14, (13, 16, 2, 2, 3, 3, 0, 0, 2, 3), (12, 15, 4, 4, 4, 4, 0, 0, 1, 2), (14, 12, 2, 3, 2, 3, 0, 0, 3, 1)),
+    ("C", "C", 6, 7, 5, (9, 8, 2, 2, 2, 2, 0, 0, 3, 2), (9, 8, 3, 3, 3, 3, 0, 0, 2, 2), (8, 9, 1, 1, 1, 1, 0, 0, 2, 3)),
+    ("N", "N", 1, 1, 1, (3, 3, 2, 2, 2, 2, 0, 0, 2, 3), (3, 3, 2, 2, 2, 2, 0, 0, 3, 2), (3, 3, 2, 2, 2, 2, 0, 0, 1, 1)),
+    ("N", "N", 0, 5, 5, (5, 5, 2, 2, 2, 2, 0, 0, 1, 1), (5, 5, 2, 2, 2, 2, 0, 0, 1, 1), (5, 5, 2, 2, 2, 2, 0, 0, 1, 1)),
+    ("N", "T", 9, 7, 0, (9, 4, 3, 3, 3, 3, 0, 0, 1, 1), (7, 4, 3, 3, 3, 3, 0, 0, 1, 1), (12, 9, 3, 3, 3, 3, 0, 0, 2, 2)),
+    ("N", "N", 64, 60, 56, (70, 66, 8, 8, 8, 8, 0, 0, 4, 9), (60, 64, 16, 4, 16, 4, 0, 0, 3, 2), (68, 64, 8, 8, 8, 8, 0, 0, 5, 3)),
+    # first blocks wider than the block size (DTYPE 2 descriptors), submatrices that start past
+    # them or inside them with at most MB (NB) rows (columns) left in them
+    ("N", "T", 15, 14, 12, (30, 30, 9, 8, 3, 2, 0, 0, 11, 9), (30, 30, 7, 9, 2, 3, 0, 0, 6, 8), (30, 30, 12, 7, 4, 3, 0, 0, 10, 6)),
+]
+OFFSETS = [  # grid 2 x 2 only: non-zero source processes
+    ("N", "N", 22, 23, 24, (31, 31, 4, 4, 4, 4, 1, 1, 5, 5), (32, 32, 4, 4, 4, 4, 1, 0, 5, 5), (35, 35, 4, 4, 4, 4, 0, 1, 5, 5)),
+    ("N", "T", 30, 29, 28, (40, 40, 2, 3, 5, 3, 1, 0, 3, 7), (36, 33, 3, 1, 3, 4, 0, 1, 2, 4), (41, 37, 5, 2, 6, 2, 1, 1, 9, 1)),
+    ("T", "N", 17, 19, 40, (45, 20, 7, 7, 7, 7, 0, 1, 2, 3), (44, 25, 3, 3, 3, 3, 1, 1, 4, 6), (20, 22, 1, 1, 2, 2, 1, 0, 3, 2)),
+    ("T", "T", 8, 20, 22, (30, 12, 4, 4, 5, 5, 1, 1, 8, 4), (24, 30, 2, 2, 2, 2, 1, 0, 3, 8), (10, 25, 3, 3, 3, 3, 0, 1, 2, 5)),
+    ("C", "T", 13, 11, 9, (12, 16, 4, 2, 4, 3, 1, 0, 2, 2), (14, 11, 3, 3, 3, 3, 1, 1, 3, 1), (15, 12, 5, 5, 5, 5, 1, 1, 3, 2)),
+    ("N", "N", 48, 40, 44, (60, 50, 8, 6, 8, 6, 1, 1, 3, 5), (50, 50, 5, 7, 5, 7, 0, 1, 4, 2), (56, 48, 6, 8, 6, 8, 1, 0, 7, 4)),
+    ("N", "N", 15, 14, 12, (30, 30, 9, 8, 3, 2, 1, 1, 11, 9), (30, 30, 7, 9, 2, 3, 1, 0, 6, 8), (30, 30, 12, 7, 4, 3, 0, 1, 10, 6)),
+]
+SUITES = {
+    # grids 2x2, 1x4, 4x1, and sub-grids 2x1, 1x3, 1x1 of the 4 ranks
+    "shapes": ([(2, 2), (1, 4), (4, 1), (2, 1), (1, 3), (1, 1)], SHAPES),
+    "offsets": ([(2, 2)], OFFSETS),
+    # the same cases on fewer grids (a square one and a sub-grid), for the types that share d's and z's code
+    "core": ([(2, 2), (1, 3)], SHAPES),
+}
+ROUTINES = {
+    "s": ["GEMM", "SYMM", "SYRK", "SYR2K", "TRMM", "TRSM", "GEADD", "TRADD"],
+    "d": ["GEMM", "SYMM", "SYRK", "SYR2K", "TRMM", "TRSM", "GEADD", "TRADD"],
+    "c": ["GEMM", "SYMM", "HEMM", "SYRK", "HERK", "SYR2K", "HER2K", "TRMM", "TRSM", "GEADD", "TRADD"],
+    "z": ["GEMM", "SYMM", "HEMM", "SYRK", "HERK", "SYR2K", "HER2K", "TRMM", "TRSM", "GEADD", "TRADD"],
+}
+SCALARS = {"s": ("2.0E0", "3.0E0"), "d": ("2.0D0", "3.0D0"),
+           "c": ("(2.0E0, -4.0E0)", "(3.0E0, -2.0E0)"), "z": ("(2.0D0, -4.0D0)", "(3.0D0, -2.0D0)")}
+
+
+def dat_file(t, grids, cases):
+    p = t.upper()
+    row = lambda vals, what: " ".join(str(v) for v in vals) + "\t\tvalues of " + what
+    lines = [
+        "'Level 3 PBLAS, Testing input file'",
+        "'cala_scalapack: p?gemm through the shim'",
+        f"'P{p}BLAS3TST.SUMM'\toutput file name (if any)",
+        "6\t\tdevice out",
+        "F\t\tlogical flag, T to stop on failures",
+        "T\t\tlogical flag, T to test error exits",
+        "0\t\tverbosity, 0 for pass/fail, 1-3 for matrix dump on errors",
+        "10\t\tthe leading dimension gap",
+        "16.0\t\tthreshold value of test ratio",
+        "10\t\tvalue of the logical computational blocksize NB",
+        f"{len(grids)}\t\tnumber of process grids (ordered pairs of P & Q)",
+        row([g[0] for g in grids], "P"),
+        row([g[1] for g in grids], "Q"),
+        f"{SCALARS[t][0]}\t\tvalue of ALPHA",
+        f"{SCALARS[t][1]}\t\tvalue of BETA",
+        f"{len(cases)}\t\tnumber of tests problems",
+        row(["'N'"] * len(cases), "DIAG"),
+        row(["'L'"] * len(cases), "SIDE"),
+        row([f"'{c[0]}'" for c in cases], "TRANSA"),
+        row([f"'{c[1]}'" for c in cases], "TRANSB"),
+        row(["'U'"] * len(cases), "UPLO"),
+        row([c[2] for c in cases], "M"),
+        row([c[3] for c in cases], "N"),
+        row([c[4] for c in cases], "K"),
+    ]
+    names = ["M", "N", "IMB", "INB", "MB", "NB", "RSRC", "CSRC"]
+    for mi, mat in enumerate("ABC"):
+        for e, name in enumerate(names):
+            lines.append(row([c[5 + mi][e] for c in cases], f"{name}_{mat}"))
+        lines.append(row([c[5 + mi][8] for c in cases], f"I{mat}"))
+        lines.append(row([c[5 + mi][9] for c in cases], f"J{mat}"))
+    for r in ROUTINES[t]:
+        name = f"P{p}{r}"
+        lines.append(f"{name:<7} {'T' if r == 'GEMM' else 'F'}\tput F for no test in the same column")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mpiexec", required=True)
+    ap.add_argument("--shim", required=True)
+    ap.add_argument("--type", choices="sdcz", default="d")
+    ap.add_argument("--suite", choices=sorted(SUITES), default="shapes")
+    ap.add_argument("--np", type=int, default=4)
+    ap.add_argument("--timeout", type=int, default=300)
+    args = ap.parse_args()
+
+    t, p = args.type, args.type.upper()
+    grids, cases = SUITES[args.suite]
+    tester = os.path.join(TESTERS, f"{t}pb3tst")
+    if not os.path.exists(tester):
+        print(f"SKIP: {tester} not installed (Debian package scalapack-mpi-test)")
+        return 77
+    with tempfile.TemporaryDirectory(prefix="cala_pblas_") as tmp:
+        with open(os.path.join(tmp, f"P{p}BLAS3TST.dat"), "w") as f:
+            f.write(dat_file(t, grids, cases))
+        env = dict(os.environ, OMP_NUM_THREADS="1")
+        cmd = [args.mpiexec, "-n", str(args.np), "-genv", "LD_PRELOAD", os.path.abspath(args.shim),
+               "-genv", "CALA_VERBOSE", "1", "-genv", "CALA_SCALAPACK_THRESHOLD", "0", tester]
+        print("+ (cd", tmp, "&&", " ".join(cmd) + ")", flush=True)
+        run = subprocess.run(cmd, cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True, timeout=args.timeout)
+    out = run.stdout
+    routine = f"P{p}GEMM"
+    errors = []
+    if run.returncode != 0:
+        errors.append(f"tester exited with {run.returncode}")
+    if "Error-exit tests completed." not in out:
+        errors.append("the error-exit tests did not complete")
+    errors += [l.strip() for l in out.splitlines() if "ERROR *****" in l or "*** ERROR ***" in l
+               or re.search(r"check: .*FAILED", l)]
+    fitting = sum(1 for (gp, gq) in grids if gp * gq <= args.np)
+    expected = fitting * len(cases)
+    summary = re.search(rf"\|\s+{routine}\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)", out)
+    if not summary:
+        errors.append(f"no {routine} line in the testing summary")
+    else:
+        total, passed, failed, skipped = map(int, summary.groups())
+        if (total, passed, failed, skipped) != (expected, expected, 0, 0):
+            errors.append(f"summary: {total} tests, {passed} passed, {failed} failed, {skipped} skipped; "
+                          f"expected {expected} tests, all passed")
+    passed_lines = len(re.findall(rf"Computational check: {routine}\s+PASSED", out))
+    through_cala = len(re.findall(rf"cala_scalapack: {routine}\(.*-> cala:", out))
+    to_scalapack = len(re.findall(rf"cala_scalapack: {routine}\(.*-> ScaLAPACK", out))
+    illegal = len(re.findall(rf"cala_scalapack: {routine}\(.*-> illegal argument", out))
+    pxerbla = len(re.findall(rf"On entry to {routine} parameter number", out))
+    if passed_lines != expected:
+        errors.append(f"{passed_lines} 'Computational check: {routine} PASSED' lines, expected {expected}")
+    if through_cala != expected:
+        errors.append(f"{through_cala} calls went through cala, expected {expected}")
+    if to_scalapack != 0:
+        errors.append(f"{to_scalapack} calls went to ScaLAPACK with CALA_SCALAPACK_THRESHOLD=0")
+    if illegal == 0 or pxerbla == 0:
+        errors.append(f"error exits: {illegal} illegal-argument lines from the shim, {pxerbla} PXERBLA lines")
+    print(f"{routine} ({args.suite}): {passed_lines} cases PASSED on grids {grids}; {through_cala} calls through "
+          f"cala, {to_scalapack} to ScaLAPACK; error exits: {illegal} illegal-argument reports from the shim "
+          f"({pxerbla} PXERBLA lines over all processes)")
+    if errors:
+        print(out)
+        print("FAILED:\n  " + "\n  ".join(errors))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

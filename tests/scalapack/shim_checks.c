@@ -1,0 +1,289 @@
+/* Checks of the shim that ScaLAPACK's tester does not make, on 4 processes, linked before
+ * -lscalapack-mpich (the shim's second mode; run with CALA_SCALAPACK_THRESHOLD=0 CALA_VERBOSE=1):
+ *   - grids made "Row", "Col", with Cblacs_gridmap from a map that is neither row- nor
+ *     column-major in the processes' numbers, and a 1 x 3 sub-grid (process 3 idle);
+ *     s, d, c, z in every spelling; beta = 0 with NaN in C;
+ *     a first block wider than the block size (DTYPE 2, the shim hands it to ScaLAPACK);
+ *     entries of C outside sub(C) untouched;
+ *   - illegal arguments (bad TRANSA, IA out of range, B from another context, an LLD too small
+ *     on one process only): PXERBLA's report, C untouched, the program goes on.
+ * Each process checks its own entries of C against a sequential sum; exit status 0 when all hold.
+ * shim_checks.py checks the PXERBLA lines and the CALA_VERBOSE lines.
+ */
+#include <complex.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void Cblacs_pinfo(int* mypnum, int* nprocs);
+void Cblacs_get(int ictxt, int what, int* val);
+void Cblacs_gridinit(int* ictxt, const char* order, int nprow, int npcol);
+void Cblacs_gridmap(int* ictxt, int* usermap, int ldumap, int nprow, int npcol);
+void Cblacs_gridinfo(int ictxt, int* nprow, int* npcol, int* myrow, int* mycol);
+void Cblacs_gridexit(int ictxt);
+void Cblacs_exit(int not_done);
+void Cigsum2d(int ictxt, const char* scope, const char* top, int m, int n, int* a, int lda, int rdest, int cdest);
+
+#define PGEMM_ARGS(T)                                                                                           \
+    const char *, const char *, const int *, const int *, const int *, const T *, const T *, const int *,       \
+        const int *, const int *, const T *, const int *, const int *, const int *, const T *, T *, const int *, \
+        const int *, const int *
+void psgemm_(PGEMM_ARGS(float));
+void PSGEMM(PGEMM_ARGS(float));
+void pdgemm_(PGEMM_ARGS(double));
+void pdgemm(PGEMM_ARGS(double));
+void PDGEMM(PGEMM_ARGS(double));
+void pcgemm(PGEMM_ARGS(float complex));
+void pzgemm_(PGEMM_ARGS(double complex));
+
+static int failures = 0;
+static int me = 0;
+
+/* Owner and local index of global index g (0-based) in a dimension: first block ib, then nb,
+ * block 0 on src, over np processes. */
+static void locate(int g, int ib, int nb, int src, int np, int* proc, int* local) {
+    int b = g < ib ? 0 : 1 + (g - ib) / nb, off = g < ib ? g : (g - ib) % nb;
+    *proc = (src + b) % np;
+    const int d = b % np; /* the process's blocks before b: those with b's residue mod np */
+    int count = 0;
+    for (int bb = d; bb < b; bb += np) count += bb == 0 ? ib : nb;
+    *local = count + off;
+}
+
+static double val(int seed, int i, int j) { return (double)((seed * 7919 + i * 131 + j * 71) % 97) / 97.0 - 0.5; }
+
+/* A distributed m x n matrix with first blocks imb x inb, blocks mb x nb, sources rsrc, csrc,
+ * local arrays with `gap` extra rows: every entry set to val(seed, i, j) (or NaN when seed < 0). */
+typedef struct {
+    int desc[11];
+    int m, n, imb, inb, mb, nb, rsrc, csrc, lld, mloc, nloc;
+    double complex* z; /* storage for every type: element size <= 16 */
+} Mat;
+
+static int count_local(int n, int ib, int nb, int src, int np, int me_) {
+    int c = 0;
+    for (int g = 0; g < n; ++g) {
+        int p, l;
+        locate(g, ib, nb, src, np, &p, &l);
+        c += p == me_;
+    }
+    return c;
+}
+
+static Mat make(int ctxt, int dtype, int m, int n, int imb, int inb, int mb, int nb, int rsrc, int csrc, int gap) {
+    int p, q, r, c;
+    Cblacs_gridinfo(ctxt, &p, &q, &r, &c);
+    Mat a = {{0}, m, n, imb, inb, mb, nb, rsrc, csrc, 0, 0, 0, NULL};
+    a.mloc = count_local(m, imb, mb, rsrc, p, r);
+    a.nloc = count_local(n, inb, nb, csrc, q, c);
+    a.lld = (a.mloc > 1 ? a.mloc : 1) + gap;
+    if (dtype == 1) {
+        int d[9] = {1, ctxt, m, n, mb, nb, rsrc, csrc, a.lld};
+        memcpy(a.desc, d, sizeof d);
+    } else {
+        int d[11] = {2, ctxt, m, n, imb, inb, mb, nb, rsrc, csrc, a.lld};
+        memcpy(a.desc, d, sizeof d);
+    }
+    a.z = calloc((size_t)a.lld * (size_t)(a.nloc > 0 ? a.nloc : 1), sizeof(double complex));
+    return a;
+}
+
+/* Element (i, j) of a as type code t ('s', 'd', 'c', 'z'): a pointer into its local array, or
+ * NULL when another process holds it. */
+static void* at(const Mat* a, char t, int ctxt, int i, int j) {
+    int p, q, r, c, pr, pc, li, lj;
+    Cblacs_gridinfo(ctxt, &p, &q, &r, &c);
+    locate(i, a->imb, a->mb, a->rsrc, p, &pr, &li);
+    locate(j, a->inb, a->nb, a->csrc, q, &pc, &lj);
+    if (pr != r || pc != c) return NULL;
+    const size_t k = (size_t)li + (size_t)lj * (size_t)a->lld;
+    switch (t) {
+        case 's': return (float*)a->z + k;
+        case 'd': return (double*)a->z + k;
+        case 'c': return (float complex*)a->z + k;
+        default: return a->z + k;
+    }
+}
+
+static double complex get(const Mat* a, char t, int ctxt, int i, int j) {
+    void* e = at(a, t, ctxt, i, j);
+    switch (t) {
+        case 's': return *(float*)e;
+        case 'd': return *(double*)e;
+        case 'c': return *(float complex*)e;
+        default: return *(double complex*)e;
+    }
+}
+
+static void put(const Mat* a, char t, int ctxt, int i, int j, double complex v) {
+    void* e = at(a, t, ctxt, i, j);
+    if (e == NULL) return;
+    switch (t) {
+        case 's': *(float*)e = (float)creal(v); break;
+        case 'd': *(double*)e = creal(v); break;
+        case 'c': *(float complex*)e = (float complex)v; break;
+        default: *(double complex*)e = v;
+    }
+}
+
+static double complex gen(char t, int seed, int i, int j) {
+    if (seed < 0) return NAN;
+    return t == 'c' || t == 'z' ? val(seed, i, j) + I * val(seed + 5, i, j) : val(seed, i, j);
+}
+
+static void fill(const Mat* a, char t, int ctxt, int seed) {
+    for (int j = 0; j < a->n; ++j)
+        for (int i = 0; i < a->m; ++i) put(a, t, ctxt, i, j, gen(t, seed, i, j));
+}
+
+/* C(ic.., jc..) := alpha·op(A)·op(B) + beta·C through the spelling `fn`, then every local entry
+ * of C checked: inside sub(C) against a sequential sum, outside untouched. */
+typedef void (*Caller)(const char*, const char*, int, int, int, double complex, Mat*, int, int, Mat*, int, int,
+                       double complex, Mat*, int, int);
+
+#define DEFINE_CALLER(name, fn, T, conv)                                                                         \
+    static void name(const char* ta, const char* tb, int m, int n, int k, double complex alpha, Mat* a, int ia,  \
+                     int ja, Mat* b, int ib, int jb, double complex beta, Mat* c, int ic, int jc) {              \
+        T al = conv(alpha), be = conv(beta);                                                                      \
+        fn(ta, tb, &m, &n, &k, &al, (T*)a->z, &ia, &ja, a->desc, (T*)b->z, &ib, &jb, b->desc, &be, (T*)c->z, &ic, \
+           &jc, c->desc);                                                                                         \
+    }
+#define AS_REAL_F(x) ((float)creal(x))
+#define AS_REAL_D(x) (creal(x))
+#define AS_CPLX_F(x) ((float complex)(x))
+#define AS_CPLX_D(x) (x)
+DEFINE_CALLER(call_s, PSGEMM, float, AS_REAL_F)
+DEFINE_CALLER(call_s_, psgemm_, float, AS_REAL_F)
+DEFINE_CALLER(call_d_, pdgemm_, double, AS_REAL_D)
+DEFINE_CALLER(call_d, pdgemm, double, AS_REAL_D)
+DEFINE_CALLER(call_D, PDGEMM, double, AS_REAL_D)
+DEFINE_CALLER(call_c, pcgemm, float complex, AS_CPLX_F)
+DEFINE_CALLER(call_z_, pzgemm_, double complex, AS_CPLX_D)
+
+/* One product: A is (ta == N ? m x k : k x m) at (ia, ja), etc. (1-based offsets). */
+static void product(const char* what, int ctxt, char t, Caller call, char ta, char tb, int m, int n, int k,
+                    double complex alpha, double complex beta, int dtype, int blk[3][4], int src[3][2], int off[3][2]) {
+    int dims[3][2] = {{ta == 'N' ? m : k, ta == 'N' ? k : m}, {tb == 'N' ? k : n, tb == 'N' ? n : k}, {m, n}};
+    Mat x[3];
+    for (int s = 0; s < 3; ++s)
+        x[s] = make(ctxt, dtype, dims[s][0] + off[s][0] + 2, dims[s][1] + off[s][1] + 1, blk[s][0], blk[s][1],
+                    blk[s][2], blk[s][3], src[s][0], src[s][1], 3);
+    fill(&x[0], t, ctxt, 1);
+    fill(&x[1], t, ctxt, 2);
+    fill(&x[2], t, ctxt, 3);
+    const int beta0 = beta == 0;
+    if (beta0) /* NaN inside sub(C): must not leak */
+        for (int j = 0; j < n; ++j)
+            for (int i = 0; i < m; ++i) put(&x[2], t, ctxt, off[2][0] + i, off[2][1] + j, NAN);
+    const char tas[2] = {ta, 0}, tbs[2] = {tb, 0};
+    call(tas, tbs, m, n, k, alpha, &x[0], off[0][0] + 1, off[0][1] + 1, &x[1], off[1][0] + 1, off[1][1] + 1, beta,
+         &x[2], off[2][0] + 1, off[2][1] + 1);
+    const double tol = (t == 's' || t == 'c' ? 1e-4 : 1e-12) * (k + 1);
+    int bad = 0;
+    for (int j = 0; j < x[2].n; ++j)
+        for (int i = 0; i < x[2].m; ++i) {
+            if (at(&x[2], t, ctxt, i, j) == NULL) continue;
+            const int si = i - off[2][0], sj = j - off[2][1];
+            double complex want = gen(t, 3, i, j);
+            if (si >= 0 && si < m && sj >= 0 && sj < n) {
+                double complex s = 0;
+                for (int l = 0; l < k; ++l) {
+                    const double complex av = ta == 'N' ? gen(t, 1, off[0][0] + si, off[0][1] + l)
+                                                        : gen(t, 1, off[0][0] + l, off[0][1] + si);
+                    const double complex bv = tb == 'N' ? gen(t, 2, off[1][0] + l, off[1][1] + sj)
+                                                        : gen(t, 2, off[1][0] + sj, off[1][1] + l);
+                    s += (ta == 'C' ? conj(av) : av) * (tb == 'C' ? conj(bv) : bv);
+                }
+                want = alpha * s + (beta0 ? 0 : beta * want);
+            }
+            const double complex got = get(&x[2], t, ctxt, i, j);
+            if (!(cabs(got - want) <= tol)) ++bad;
+        }
+    Cigsum2d(ctxt, "All", " ", 1, 1, &bad, 1, -1, -1);
+    int p, q, r, c;
+    Cblacs_gridinfo(ctxt, &p, &q, &r, &c);
+    if (r == 0 && c == 0) printf("check %-44s %s\n", what, bad == 0 ? "ok" : "WRONG");
+    if (bad) ++failures;
+    for (int s = 0; s < 3; ++s) free(x[s].z);
+}
+
+/* An illegal call: C must be untouched and the program go on. */
+static void illegal(const char* what, int ctxt, Mat* a, Mat* b, Mat* c, const char* ta, int ia, int jb_ctxt) {
+    const int m = 4, n = 4, k = 4, one = 1;
+    const double alpha = 1, beta = 0;
+    fill(c, 'd', ctxt, 3);
+    int saved = b->desc[1];
+    if (jb_ctxt >= 0) b->desc[1] = jb_ctxt;
+    pdgemm_(ta, "N", &m, &n, &k, &alpha, (double*)a->z, &ia, &one, a->desc, (double*)b->z, &one, &one, b->desc, &beta,
+            (double*)c->z, &one, &one, c->desc);
+    b->desc[1] = saved;
+    int bad = 0;
+    for (int j = 0; j < c->n; ++j)
+        for (int i = 0; i < c->m; ++i)
+            if (at(c, 'd', ctxt, i, j) && get(c, 'd', ctxt, i, j) != gen('d', 3, i, j)) ++bad;
+    Cigsum2d(ctxt, "All", " ", 1, 1, &bad, 1, -1, -1);
+    if (me == 0) printf("check %-44s %s\n", what, bad == 0 ? "ok (C untouched, program goes on)" : "WRONG");
+    if (bad) ++failures;
+}
+
+int main(void) {
+    int nprocs, row, colc, mapc, sub, r, c, p, q;
+    Cblacs_pinfo(&me, &nprocs);
+    if (nprocs != 4) {
+        if (me == 0) fprintf(stderr, "shim_checks: run on 4 processes\n");
+        Cblacs_exit(0);
+        return 1;
+    }
+    Cblacs_get(-1, 0, &row);
+    Cblacs_gridinit(&row, "Row", 2, 2);
+    Cblacs_get(-1, 0, &colc);
+    Cblacs_gridinit(&colc, "Col", 2, 2);
+    int map[4] = {2, 3, 0, 1}; /* column-major usermap: (0,0)=2 (1,0)=3 (0,1)=0 (1,1)=1: neither order */
+    Cblacs_get(-1, 0, &mapc);
+    Cblacs_gridmap(&mapc, map, 2, 2, 2);
+    Cblacs_get(-1, 0, &sub);
+    Cblacs_gridinit(&sub, "Row", 1, 3);
+
+    int blk[3][4] = {{4, 5, 4, 5}, {3, 3, 3, 3}, {5, 2, 5, 2}}, src0[3][2] = {{1, 0}, {0, 1}, {1, 1}};
+    int off[3][2] = {{2, 3}, {1, 0}, {3, 4}}, none[3][2] = {{0, 0}, {0, 0}, {0, 0}};
+    product("row-major 2x2, d, N N, beta = 0 (NaN in C)", row, 'd', call_d_, 'N', 'N', 37, 29, 33, 1.5, 0, 1, blk,
+            src0, off);
+    product("row-major 2x2, d (pdgemm), T T, beta = 2", row, 'd', call_d, 'T', 'T', 21, 30, 17, -1, 2, 1, blk, src0,
+            off);
+    product("column-major 2x2, d (PDGEMM), T N", colc, 'd', call_D, 'T', 'N', 25, 31, 40, 2, 0.5, 1, blk, src0, off);
+    product("gridmap (a shuffled map), d, N T", mapc, 'd', call_d_, 'N', 'T', 30, 22, 26, 1, 1, 1, blk, src0, off);
+    product("column-major 2x2, s (PSGEMM), N N", colc, 's', call_s, 'N', 'N', 19, 23, 29, 1, 0, 1, blk, src0, none);
+    product("row-major 2x2, s (psgemm_), C T", row, 's', call_s_, 'C', 'T', 9, 14, 11, 2, 1, 1, blk, src0, off);
+    product("row-major 2x2, c (pcgemm), C N, beta = 0", row, 'c', call_c, 'C', 'N', 17, 12, 15, 1 - 2 * I, 0, 1, blk,
+            src0, off);
+    product("gridmap (a shuffled map), z (pzgemm_), C C", mapc, 'z', call_z_, 'C', 'C', 13, 16, 21, 0.5 + I, 2 - I,
+            1, blk, src0, off);
+    /* DTYPE 2: first blocks 9 rows / 7 columns, blocks 2 x 3; sub(A) starts inside A's first
+     * block with 8 of its rows left: no cala layout, ScaLAPACK computes it. */
+    int wide[3][4] = {{9, 7, 2, 3}, {9, 7, 2, 3}, {9, 7, 2, 3}}, off1[3][2] = {{1, 0}, {0, 0}, {0, 0}};
+    product("row-major 2x2, d, first block > block size", row, 'd', call_d_, 'N', 'N', 20, 18, 16, 1, 1, 2, wide, src0,
+            off1);
+    Cblacs_gridinfo(sub, &p, &q, &r, &c);
+    if (r >= 0) /* process 3 is not in the 1 x 3 grid */
+        product("sub-grid 1x3 of 4 processes, d, N N", sub, 'd', call_d_, 'N', 'N', 26, 35, 24, 1, 0, 1, blk, none,
+                off);
+
+    /* Illegal calls on the row-major grid: m = n = k = 4, A, B, C 8 x 8 in 2 x 2 blocks. */
+    Mat a = make(row, 1, 8, 8, 2, 2, 2, 2, 0, 0, 0), b = make(row, 1, 8, 8, 2, 2, 2, 2, 0, 0, 0);
+    Mat cm = make(row, 1, 8, 8, 2, 2, 2, 2, 0, 0, 0);
+    fill(&a, 'd', row, 1);
+    fill(&b, 'd', row, 2);
+    illegal("illegal TRANSA (info -1)", row, &a, &b, &cm, "X", 1, -1);
+    illegal("IA out of range (info -8)", row, &a, &b, &cm, "N", 6, -1);
+    illegal("B in another context (info -1402)", row, &a, &b, &cm, "N", 1, colc);
+    Mat c1 = make(row, 1, 8, 8, 2, 2, 2, 2, 0, 0, 0);
+    if (me == 0) c1.desc[8] = 3; /* LLD 3 < 4 local rows, on process 0 only */
+    illegal("LLD of C too small on one process (info -1911)", row, &a, &b, &c1, "N", 1, -1);
+
+    int all = failures;
+    Cigsum2d(row, "All", " ", 1, 1, &all, 1, -1, -1);
+    if (me == 0) printf("shim_checks: %s\n", all == 0 ? "all checks passed" : "FAILED");
+    Cblacs_exit(0);
+    return all == 0 ? 0 : 1;
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""Runs shim_checks (linked with libcala_scalapack before -lscalapack-mpich) on 4 processes.
+
+Beyond the program's own checks (exit status 0, "all checks passed"), checks its output:
+PXERBLA's line on every process for each illegal call, with ScaLAPACK's parameter numbers; the
+calls going through cala (CALA_VERBOSE), the first-block case going to ScaLAPACK.
+
+  shim_checks.py --mpiexec mpiexec.mpich --exe .../shim_checks
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mpiexec", required=True)
+    ap.add_argument("--exe", required=True)
+    args = ap.parse_args()
+    env = dict(os.environ, OMP_NUM_THREADS="1", CALA_VERBOSE="1", CALA_SCALAPACK_THRESHOLD="0")
+    env.pop("LD_PRELOAD", None)
+    cmd = [args.mpiexec, "-n", "4", args.exe]
+    print("+", " ".join(cmd), flush=True)
+    r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    out = r.stdout
+    print(out, end="")
+    errors = []
+    if r.returncode != 0 or "shim_checks: all checks passed" not in out:
+        errors.append(f"the program failed (exit status {r.returncode})")
+    for position in (1, 8, 1402, 1911):
+        n = len(re.findall(rf"On entry to PDGEMM parameter number\s+{position} had an illegal value", out))
+        if n != 4:
+            errors.append(f"{n} PXERBLA lines for parameter {position}, expected one per process (4)")
+    through = len(re.findall(r"cala_scalapack: P[SDCZ]GEMM\(.*-> cala:", out))
+    if through != 9:
+        errors.append(f"{through} calls through cala, expected 9")
+    if len(re.findall(r"-> ScaLAPACK: an operand has no cala layout", out)) != 1:
+        errors.append("the first-block case did not go to ScaLAPACK")
+    if errors:
+        print("FAILED:\n  " + "\n  ".join(errors))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
