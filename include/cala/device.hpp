@@ -1,0 +1,57 @@
+#pragma once
+// Local GEMM on a list of devices (issue 8): the chunked out-of-core algorithm of Herault et al.
+// 2019, Algorithm 3. No CUDA type appears here; the devices themselves live in lib/device/ and
+// cuda/.
+//
+// cala::device_gemm -> plan_chunked (lib/device/plan.cpp) -> chunked engine -> Device::gemm
+//                      (HostDevice: kernels::gemm / BLIS; CudaDevice: cuBLAS)
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cala/types.hpp"
+
+namespace cala {
+
+/// Tiles one device received and sent during a device_gemm (tiles of tile x tile elements;
+/// edge tiles count as one), and its memory.
+struct DeviceTraffic {
+    std::int64_t h2d = 0;           ///< tiles copied host -> this device (A, B, and C when beta != 0)
+    std::int64_t d2d = 0;           ///< tiles copied into this device from another device
+    std::int64_t d2h = 0;           ///< tiles copied this device -> host (C)
+    std::int64_t peak_bytes = 0;    ///< peak device memory this call held
+    std::int64_t budget_bytes = 0;  ///< the cap it ran under
+};
+
+/// What device_gemm chose and did.
+struct DeviceGemmReport {
+    std::int64_t tile = 0, b = 0, c = 0, d = 0, lookahead = 0;
+    char regime = 'c';  ///< seed equation (1): 'a', 'b' or 'c'
+    std::vector<DeviceTraffic> devices;
+};
+
+/// Options of device_gemm. Zero / empty / negative means "choose".
+struct DeviceGemmOptions {
+    /// Comma-separated device list: "host" (a HostDevice) or a CUDA ordinal ("0"); one entry
+    /// may repeat ("host,host,host", "0,0"). Empty: the CALA_DEVICES environment variable, else
+    /// "host".
+    std::string devices;
+    std::int64_t max_device_bytes = 0;  ///< cap per device; 0: the device's own memory (host: 1 GiB)
+    index_t tile = 0;                   ///< tile size t (0: 256)
+    index_t b = 0, c = 0, d = 0;        ///< block rows, block columns, chunk depth, in tiles
+    int lookahead = -1;                 ///< l; -1: 1 when C fits the devices, 2 otherwise
+    char regime = 0;                    ///< force 'a', 'b' or 'c' (must fit); 0: best that fits
+    DeviceGemmReport* report = nullptr; ///< filled when not null
+};
+
+/// C := alpha·op(A)·op(B) + beta·C on host matrices (column-major), computed on the devices of
+/// opts. Local: no communication; A, B, C live in host memory and C is back there on return.
+/// C may be larger than all device memory together.
+/// @pre op(A) is m x k, op(B) is k x n, lda/ldb/ldc at least the stored row counts (cala::Error)
+/// @note beta == 0: C is not read.
+template <class T>
+void device_gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a, index_t lda,
+                 const T* b, index_t ldb, T beta, T* c, index_t ldc, const DeviceGemmOptions& opts = {});
+
+}  // namespace cala

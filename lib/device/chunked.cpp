@@ -1,0 +1,223 @@
+// The chunked engine (seed Algorithm 3 with lookahead, p = q = 1): blocks of b x c tiles of C,
+// the k loop in chunks of d tiles, C columns dealt cyclically to the devices, a barrier per chunk.
+// The inputs of chunks s+1 .. s+l are loaded before chunk s computes (prefetch); a tile another
+// device already holds is copied device-to-device.
+
+#include <algorithm>
+#include <array>
+#include <complex>
+#include <map>
+
+#include "device/chunked.hpp"
+
+namespace cala::device {
+
+namespace {
+
+index_t ceil_div(index_t a, index_t b) { return (a + b - 1) / b; }
+
+using Key = std::array<index_t, 4>;  // {0: A | 1: B | 2: C, row tile, column tile, epoch}
+
+struct Held {
+    std::map<Key, void*> tiles;
+};
+
+template <class T>
+class Engine {
+public:
+    Engine(std::span<Device* const> devs, const ChunkedPlan& p, std::vector<DeviceTraffic>& tr)
+        : devs_(devs), p_(p), held_(devs.size()), tr_(tr), bytes_(static_cast<std::int64_t>(sizeof(T)) * p.tile * p.tile) {}
+    ~Engine() {
+        for (std::size_t g = 0; g < devs_.size(); ++g) {
+            try { devs_[g]->synchronize(); } catch (...) {}
+            for (auto& [key, ptr] : held_[g].tiles) devs_[g]->release(ptr, bytes_);
+        }
+    }
+
+    void* get(std::size_t g, const Key& key) const {
+        auto it = held_[g].tiles.find(key);
+        return it == held_[g].tiles.end() ? nullptr : it->second;
+    }
+    void* put(std::size_t g, const Key& key) {
+        void* ptr = devs_[g]->allocate(bytes_);
+        held_[g].tiles.emplace(key, ptr);
+        return ptr;
+    }
+    void drop(std::size_t g, const Key& key) {
+        auto it = held_[g].tiles.find(key);
+        devs_[g]->release(it->second, bytes_);
+        held_[g].tiles.erase(it);
+    }
+    /// Drops every tile of kind with the given epoch on every device.
+    void drop_epoch(index_t kind, index_t epoch) {
+        for (std::size_t g = 0; g < devs_.size(); ++g)
+            for (auto it = held_[g].tiles.begin(); it != held_[g].tiles.end();) {
+                if (it->first[0] == kind && it->first[3] == epoch) {
+                    devs_[g]->release(it->second, bytes_);
+                    it = held_[g].tiles.erase(it);
+                } else {
+                    ++it;
+                }
+            }
+    }
+
+    std::span<Device* const> devs_;
+    ChunkedPlan p_;
+    std::vector<Held> held_;
+    std::vector<DeviceTraffic>& tr_;
+    std::int64_t bytes_;
+};
+
+struct Chunk {
+    index_t x, y, z;
+};
+
+}  // namespace
+
+template <class T>
+void chunked_gemm(std::span<Device* const> devs, const ChunkedPlan& p, Op op_a, Op op_b, index_t m, index_t n,
+                  index_t k, T alpha, const T* a, index_t lda, const T* b, index_t ldb, T beta, T* c, index_t ldc,
+                  std::vector<DeviceTraffic>& traffic) {
+    const index_t t = p.tile;
+    const int G = static_cast<int>(devs.size());
+    const index_t mt = ceil_div(m, t), nt = ceil_div(n, t), kt = ceil_div(k, t);
+    const index_t xb = ceil_div(mt, p.b), yb = ceil_div(nt, p.c), zb = ceil_div(kt, p.d);
+    traffic.assign(devs.size(), DeviceTraffic{});
+    Engine<T> e(devs, p, traffic);
+    const std::size_t es = sizeof(T);
+    auto rows = [&](index_t i, index_t extent) { return std::min(t, extent - i * t); };
+
+    std::vector<Chunk> chunks;
+    for (index_t y = 0; y < yb; ++y)
+        for (index_t x = 0; x < xb; ++x)
+            for (index_t z = 0; z < zb; ++z) chunks.push_back({x, y, z});
+    const auto n_chunks = static_cast<index_t>(chunks.size());
+
+    auto epoch_a = [&](index_t s) { return p.regime == 'a' ? index_t{0} : s; };
+    auto epoch_b = [&](index_t s) { return p.regime == 'a' ? index_t{0} : p.regime == 'b' ? chunks[s].y : s; };
+    // Host location and stored shape of tile (i, l) of op(A) and (l, j) of op(B).
+    auto a_copy = [&](index_t i, index_t l, void* dst) {
+        const index_t mb = rows(i, m), kb = rows(l, k);
+        return op_a == Op::N ? Copy2D{dst, t, a + i * t + l * t * lda, lda, mb, kb, es}
+                             : Copy2D{dst, t, a + l * t + i * t * lda, lda, kb, mb, es};
+    };
+    auto b_copy = [&](index_t l, index_t j, void* dst) {
+        const index_t kb = rows(l, k), nb = rows(j, n);
+        return op_b == Op::N ? Copy2D{dst, t, b + l * t + j * t * ldb, ldb, kb, nb, es}
+                             : Copy2D{dst, t, b + j * t + l * t * ldb, ldb, nb, kb, es};
+    };
+    auto participates = [&](index_t y, int g) {
+        const index_t j0 = y * p.c, j1 = std::min(j0 + p.c, nt);
+        for (index_t j = j0; j < j1; ++j)
+            if (j % G == g) return true;
+        return false;
+    };
+
+    auto load = [&](index_t s) {
+        const Chunk ch = chunks[s];
+        const index_t i0 = ch.x * p.b, i1 = std::min(i0 + p.b, mt);
+        const index_t l0 = ch.z * p.d, l1 = std::min(l0 + p.d, kt);
+        const index_t j0 = ch.y * p.c, j1 = std::min(j0 + p.c, nt);
+        // Phase 1, host -> device: A tiles no device holds go to the lowest participating device;
+        // each device's own B tiles.
+        bool any_peer = false;
+        for (index_t i = i0; i < i1; ++i)
+            for (index_t l = l0; l < l1; ++l) {
+                const Key key{0, i, l, epoch_a(s)};
+                bool held = false;
+                for (int g = 0; g < G && !held; ++g) held = e.get(g, key) != nullptr;
+                for (int g = 0; g < G; ++g) {
+                    if (!participates(ch.y, g) || e.get(g, key)) continue;
+                    if (!held) {
+                        devs[g]->copy_to_device(a_copy(i, l, e.put(g, key)));
+                        ++traffic[g].h2d;
+                        held = true;
+                    } else {
+                        any_peer = true;
+                    }
+                }
+            }
+        for (index_t j = j0; j < j1; ++j)
+            for (index_t l = l0; l < l1; ++l) {
+                const auto g = static_cast<std::size_t>(j % G);
+                const Key key{1, l, j, epoch_b(s)};
+                if (e.get(g, key)) continue;
+                devs[g]->copy_to_device(b_copy(l, j, e.put(g, key)));
+                ++traffic[g].h2d;
+            }
+        if (!any_peer) return;
+        for (auto* d : devs) d->synchronize();  // the peer sources are complete
+        // Phase 2, device -> device: the other participating devices copy A from a holder.
+        for (index_t i = i0; i < i1; ++i)
+            for (index_t l = l0; l < l1; ++l) {
+                const Key key{0, i, l, epoch_a(s)};
+                int src = -1;
+                for (int g = 0; g < G && src < 0; ++g)
+                    if (e.get(g, key)) src = g;
+                for (int g = 0; g < G; ++g) {
+                    if (!participates(ch.y, g) || e.get(g, key)) continue;
+                    Copy2D cp = a_copy(i, l, e.put(g, key));
+                    cp.src = e.get(src, key), cp.ld_src = t;
+                    devs[g]->copy_from_peer(cp, *devs[src]);
+                    ++traffic[g].d2d;
+                }
+            }
+    };
+
+    const T one{1};
+    const int la = p.lookahead;
+    for (index_t s = 0; s < std::min<index_t>(la, n_chunks); ++s) load(s);
+    for (index_t s = 0; s < n_chunks; ++s) {
+        if (s + la < n_chunks) load(s + la);  // prefetch l chunks ahead (s itself when l = 0)
+        const Chunk ch = chunks[s];
+        const index_t i0 = ch.x * p.b, i1 = std::min(i0 + p.b, mt);
+        const index_t l0 = ch.z * p.d, l1 = std::min(l0 + p.d, kt);
+        const index_t j0 = ch.y * p.c, j1 = std::min(j0 + p.c, nt);
+        for (index_t j = j0; j < j1; ++j) {
+            const auto g = static_cast<std::size_t>(j % G);
+            for (index_t i = i0; i < i1; ++i) {
+                const Key ck{2, i, j, 0};
+                void* ct = e.get(g, ck);
+                if (ch.z == 0) {
+                    ct = e.put(g, ck);
+                    if (beta != T{0}) {
+                        devs[g]->copy_to_device(Copy2D{ct, t, c + i * t + j * t * ldc, ldc, rows(i, m), rows(j, n), es});
+                        ++traffic[g].h2d;
+                    }
+                }
+                for (index_t l = l0; l < l1; ++l) {
+                    const void* at = e.get(g, Key{0, i, l, epoch_a(s)});
+                    const void* bt = e.get(g, Key{1, l, j, epoch_b(s)});
+                    const T* be = l == 0 ? &beta : &one;
+                    devs[g]->gemm(scalar_of<T>(), op_a, op_b, rows(i, m), rows(j, n), rows(l, k), &alpha, at, t, bt,
+                                  t, be, ct, t);
+                }
+            }
+        }
+        for (auto* d : devs) d->synchronize();  // the barrier that ends chunk s
+        if (ch.z == zb - 1) {
+            for (index_t j = j0; j < j1; ++j) {
+                const auto g = static_cast<std::size_t>(j % G);
+                for (index_t i = i0; i < i1; ++i) {
+                    const Key ck{2, i, j, 0};
+                    devs[g]->copy_to_host(Copy2D{c + i * t + j * t * ldc, ldc, e.get(g, ck), t, rows(i, m), rows(j, n), es});
+                    ++traffic[g].d2h;
+                }
+            }
+            for (auto* d : devs) d->synchronize();
+            for (index_t j = j0; j < j1; ++j)
+                for (index_t i = i0; i < i1; ++i) e.drop(static_cast<std::size_t>(j % G), Key{2, i, j, 0});
+        }
+        if (p.regime != 'a') e.drop_epoch(0, s);
+        if (p.regime == 'c') e.drop_epoch(1, s);
+        if (p.regime == 'b' && ch.x == xb - 1 && ch.z == zb - 1) e.drop_epoch(1, ch.y);
+    }
+}
+
+#define CALA_INST(T)                                                                                            \
+    template void chunked_gemm<T>(std::span<Device* const>, const ChunkedPlan&, Op, Op, index_t, index_t, index_t, \
+                                  T, const T*, index_t, const T*, index_t, T, T*, index_t, std::vector<DeviceTraffic>&);
+CALA_FOR_EACH_TYPE(CALA_INST)
+#undef CALA_INST
+
+}  // namespace cala::device

@@ -1,0 +1,48 @@
+#pragma once
+// The chunked out-of-core GEMM of Herault et al. 2019 (Algorithm 3) over the G devices of one
+// process (p = q = 1 in the seed's notation), its parameter choice and its transfer model.
+//
+// Worked example, G = 2, C of 4 x 4 tiles, b = 2, c = 4, d = 2, Kt = 4 (so X = 2, Y = 1, Z = 2):
+//   columns 0, 2 of C -> device 0, columns 1, 3 -> device 1 (cyclic by column);
+//   chunk (x=0, y=0, z=0): device 0 loads A(0:2, 0:2) host->device, device 1 copies them from
+//   device 0 (device->device); each loads its own B(0:2, j) host->device; barrier;
+//   chunk (0, 0, 1): the same for k tiles 2:4, then both write their C tiles back; ...
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "cala/device.hpp"
+#include "device/device.hpp"
+
+namespace cala::device {
+
+struct ChunkedShape {
+    index_t mt, nt, kt;  ///< tiles of C (mt x nt) and of the k dimension
+    int g;               ///< devices
+};
+
+struct ChunkedPlan {
+    index_t tile, b, c, d;
+    int lookahead;
+    char regime;  ///< equation (1): 'a' A and B stay resident, 'b' B stays per block column, 'c' all cycle
+};
+
+/// Tiles each device holds at most under plan (the engine's peak, exactly, for full tiles).
+std::int64_t tiles_needed(const ChunkedShape& s, const ChunkedPlan& p);
+
+/// Chooses b, c, d, l and the regime for mem_tiles tiles per device; forced values of opts win.
+/// Throws cala::Error when even b = c = d = 1 does not fit.
+ChunkedPlan plan_chunked(const ChunkedShape& s, index_t tile, std::int64_t mem_tiles, const DeviceGemmOptions& opts);
+
+/// Tiles moved per device, from the seed's equation (1) (cases a, b, c), exact for sizes the
+/// tile or G does not divide. beta_nonzero: C is read (h2d) as well as written back.
+std::vector<DeviceTraffic> model_traffic(const ChunkedShape& s, const ChunkedPlan& p, bool beta_nonzero);
+
+/// Runs the plan; traffic (one entry per device) counts the tiles actually moved.
+template <class T>
+void chunked_gemm(std::span<Device* const> devs, const ChunkedPlan& plan, Op op_a, Op op_b, index_t m, index_t n,
+                  index_t k, T alpha, const T* a, index_t lda, const T* b, index_t ldb, T beta, T* c, index_t ldc,
+                  std::vector<DeviceTraffic>& traffic);
+
+}  // namespace cala::device

@@ -1,0 +1,100 @@
+#pragma once
+// Layer 6: a device is a processing unit with its own memory budget. The chunked engine sees
+// only this interface; HostDevice is here, CudaDevice in cuda/ (nothing here names CUDA).
+//
+// Device memory is opaque (void*); tiles are column-major with a leading dimension. Operations
+// may be asynchronous and complete in issue order on one device; synchronize() waits for them.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+#include <complex>
+
+#include "cala/error.hpp"
+#include "cala/types.hpp"
+
+namespace cala::device {
+
+enum class Scalar { S, D, C, Z };
+
+template <class T> constexpr Scalar scalar_of();
+template <> constexpr Scalar scalar_of<float>() { return Scalar::S; }
+template <> constexpr Scalar scalar_of<double>() { return Scalar::D; }
+template <> constexpr Scalar scalar_of<std::complex<float>>() { return Scalar::C; }
+template <> constexpr Scalar scalar_of<std::complex<double>>() { return Scalar::Z; }
+
+/// An allocation would exceed the device's memory budget.
+class DeviceMemoryError : public Error {
+public:
+    using Error::Error;
+};
+
+/// A 2D copy: rows x cols elements of elem bytes, column-major on both sides.
+struct Copy2D {
+    void* dst;
+    index_t ld_dst;
+    const void* src;
+    index_t ld_src;
+    index_t rows, cols;
+    std::size_t elem;
+};
+
+class Device {
+public:
+    virtual ~Device() = default;
+    virtual std::string name() const = 0;
+    /// Bytes this device may hold (a cap below the physical memory, or the physical memory).
+    virtual std::int64_t budget_bytes() const = 0;
+    virtual std::int64_t used_bytes() const = 0;
+    virtual std::int64_t peak_bytes() const = 0;
+    virtual void reset_peak() = 0;
+    /// Device memory of bytes; throws DeviceMemoryError past the budget.
+    virtual void* allocate(std::int64_t bytes) = 0;
+    virtual void release(void* p, std::int64_t bytes) noexcept = 0;
+    virtual void copy_to_device(const Copy2D& c) = 0;     ///< src in host memory
+    virtual void copy_to_host(const Copy2D& c) = 0;       ///< dst in host memory
+    /// src lives on device from (which the caller has synchronized); dst on this device.
+    virtual void copy_from_peer(const Copy2D& c, Device& from) = 0;
+    /// c := alpha·op(a)·op(b) + beta·c on device tiles; alpha, beta point to host scalars of s.
+    virtual void gemm(Scalar s, Op op_a, Op op_b, index_t m, index_t n, index_t k, const void* alpha,
+                      const void* a, index_t lda, const void* b, index_t ldb, const void* beta, void* c,
+                      index_t ldc) = 0;
+    virtual void synchronize() = 0;
+};
+
+/// A team of CPU cores with a memory budget: device memory is host memory it owns and counts;
+/// copies are memcpy, gemm is kernels::gemm on the calling thread's OpenMP team.
+class HostDevice final : public Device {
+public:
+    explicit HostDevice(std::int64_t budget_bytes, int threads = 0);
+    ~HostDevice() override;
+    std::string name() const override { return "host"; }
+    std::int64_t budget_bytes() const override { return budget_; }
+    std::int64_t used_bytes() const override { return used_; }
+    std::int64_t peak_bytes() const override { return peak_; }
+    void reset_peak() override { peak_ = used_; }
+    void* allocate(std::int64_t bytes) override;
+    void release(void* p, std::int64_t bytes) noexcept override;
+    void copy_to_device(const Copy2D& c) override;
+    void copy_to_host(const Copy2D& c) override;
+    void copy_from_peer(const Copy2D& c, Device& from) override;
+    void gemm(Scalar s, Op op_a, Op op_b, index_t m, index_t n, index_t k, const void* alpha, const void* a,
+              index_t lda, const void* b, index_t ldb, const void* beta, void* c, index_t ldc) override;
+    void synchronize() override {}
+
+private:
+    std::int64_t budget_;
+    int threads_;
+    std::int64_t used_ = 0, peak_ = 0;
+};
+
+/// Makes CUDA device `ordinal` with a cap (0: its free memory); registered by libcala_cuda.
+using CudaFactory = std::function<std::unique_ptr<Device>(int ordinal, std::int64_t cap_bytes)>;
+void register_cuda_factory(CudaFactory f);
+/// Parses a device list ("host,host", "0,1"; empty: CALA_DEVICES, else "host").
+std::vector<std::unique_ptr<Device>> make_devices(const std::string& spec, std::int64_t cap_bytes);
+
+}  // namespace cala::device

@@ -1,0 +1,69 @@
+// cala::device_gemm -> plan_chunked -> chunked_gemm -> Device::gemm (HostDevice: kernels::gemm | cuBLAS)
+
+#include <algorithm>
+#include <complex>
+#include <sstream>
+
+#include "cala/device.hpp"
+#include "device/chunked.hpp"
+#include "kernels/blas.hpp"
+
+namespace cala {
+
+namespace {
+void check_ld(const char* name, index_t ld, index_t rows) {
+    if (ld < std::max<index_t>(rows, 1)) {
+        std::ostringstream s;
+        s << "device_gemm: " << name << " is " << ld << " but must be at least " << std::max<index_t>(rows, 1);
+        throw Error(s.str());
+    }
+}
+}  // namespace
+
+template <class T>
+void device_gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a, index_t lda, const T* b,
+                 index_t ldb, T beta, T* c, index_t ldc, const DeviceGemmOptions& opts) {
+    if (m < 0 || n < 0 || k < 0) {
+        std::ostringstream s;
+        s << "device_gemm: sizes must be non-negative, got m=" << m << " n=" << n << " k=" << k;
+        throw Error(s.str());
+    }
+    check_ld("lda", lda, op_a == Op::N ? m : k);
+    check_ld("ldb", ldb, op_b == Op::N ? k : n);
+    check_ld("ldc", ldc, m);
+    auto devs = device::make_devices(opts.devices, opts.max_device_bytes);
+    std::vector<device::Device*> raw;
+    for (auto& d : devs) raw.push_back(d.get());
+    DeviceGemmReport rep;
+    rep.devices.assign(devs.size(), DeviceTraffic{});
+    if (m == 0 || n == 0 || k == 0 || alpha == T{0}) {
+        if (m > 0 && n > 0) kernels::scale(m, n, beta, c, ldc);
+        if (opts.report) *opts.report = rep;
+        return;
+    }
+    const index_t t = std::min(opts.tile > 0 ? opts.tile : index_t{256}, std::max({m, n, k}));
+    std::int64_t mem = -1;
+    for (auto* d : raw) {
+        const std::int64_t tiles = d->budget_bytes() / (static_cast<std::int64_t>(sizeof(T)) * t * t);
+        mem = mem < 0 ? tiles : std::min(mem, tiles);
+    }
+    const device::ChunkedShape shape{(m + t - 1) / t, (n + t - 1) / t, (k + t - 1) / t, static_cast<int>(raw.size())};
+    const auto plan = device::plan_chunked(shape, t, mem, opts);
+    for (auto* d : raw) d->reset_peak();
+    device::chunked_gemm<T>(raw, plan, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, rep.devices);
+    rep.tile = t, rep.b = plan.b, rep.c = plan.c, rep.d = plan.d, rep.lookahead = plan.lookahead;
+    rep.regime = plan.regime;
+    for (std::size_t g = 0; g < raw.size(); ++g) {
+        rep.devices[g].peak_bytes = raw[g]->peak_bytes();
+        rep.devices[g].budget_bytes = raw[g]->budget_bytes();
+    }
+    if (opts.report) *opts.report = std::move(rep);
+}
+
+#define CALA_INST(T)                                                                                           \
+    template void device_gemm<T>(Op, Op, index_t, index_t, index_t, T, const T*, index_t, const T*, index_t, T, \
+                                 T*, index_t, const DeviceGemmOptions&);
+CALA_FOR_EACH_TYPE(CALA_INST)
+#undef CALA_INST
+
+}  // namespace cala
