@@ -24,21 +24,13 @@ bool everywhere(bool ok) {
     return v == 1;
 }
 
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "";
-}
 
 struct Operands {
     index_t m = 20, n = 24, k = 12;
     std::vector<double> a, b, c, c0;
     Operands() : a(m * k, 1.0), b(k * n, 2.0), c(m * n, 3.0), c0(c) {}
     std::string call(const mw::Options& o, const Comm& comm = world(), index_t ldc = 20) {
-        return error_of(
+        return test::error_message(
             [&] { mw::gemm<double>(m, n, k, a.data(), m, b.data(), k, c.data(), ldc, comm, o); });
     }
 };

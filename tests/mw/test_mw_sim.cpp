@@ -8,6 +8,7 @@
 #include <random>
 
 #include "cala/mw.hpp"
+#include "../support/helpers.hpp"
 
 using namespace cala;
 using mw::Platform;
@@ -23,14 +24,6 @@ Platform random_platform(std::mt19937& g, int p, index_t q) {
     return pl;
 }
 
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "";
-}
 
 }  // namespace
 
@@ -156,19 +149,19 @@ TEST_CASE("bad platforms name the worker") {
     slow.workers[1].w = 0;
     Platform none{16, {}};
 
-    CHECK(error_of([&] { mw::simulate(small, 10, 10, 10, Strategy::Het); }) ==
+    CHECK(test::error_message([&] { mw::simulate(small, 10, 10, 10, Strategy::Het); }) ==
           "mw::simulate: worker 2 (rank 3) has memory for 4 blocks of 16x16, but one step of the "
           "maximum re-use "
           "layout needs 5 (mu^2 + 4 mu with mu = 1)");
-    CHECK(error_of([&] {
+    CHECK(test::error_message([&] {
               mw::simulate(slow, 10, 10, 10, Strategy::Het);
           }).find("worker 1 (rank 2) has compute cost") != std::string::npos);
-    CHECK(error_of([&] { mw::simulate(none, 10, 10, 10, Strategy::Het); }) ==
+    CHECK(test::error_message([&] { mw::simulate(none, 10, 10, 10, Strategy::Het); }) ==
           "mw::simulate: no workers (the platform has none)");
-    CHECK(error_of([&] { mw::simulate(ok, -1, 10, 10, Strategy::Het); }).find("must be >= 0") !=
+    CHECK(test::error_message([&] { mw::simulate(ok, -1, 10, 10, Strategy::Het); }).find("must be >= 0") !=
           std::string::npos);
-    CHECK(error_of([&] { mw::strategy_from_string("fastest"); }).find("'fastest'") !=
+    CHECK(test::error_message([&] { mw::strategy_from_string("fastest"); }).find("'fastest'") !=
           std::string::npos);
     CHECK(mw::strategy_from_string("oddoml") == Strategy::ODDOML);
-    CHECK(error_of([&] { mw::simulate(ok, 10, 10, 10, Strategy::Het); }).empty());
+    CHECK(test::error_message([&] { mw::simulate(ok, 10, 10, 10, Strategy::Het); }).empty());
 }
