@@ -44,6 +44,8 @@ struct GemmArgs {
     std::string grid, variant = "auto", compare = "none", type = "d", opa = "N", opb = "N";
     bool plan = false;
     index_t block_size = 0;
+    std::string devices;
+    double max_device_mb = 0;
     int runs = 5, threads = 0, lookahead = 1;
     double alpha = 1.0, beta = 1.0;
 };
@@ -259,6 +261,8 @@ void run_gemm(const GemmArgs& args, int p, int q, Shape3D g3) {
     fill_random<T>(c0, seed ^ 3);
 
     GemmOptions gopts{parse_variant(args.variant), args.lookahead, args.panel_width, g3, args.block_size};
+    gopts.devices = args.devices;
+    gopts.max_device_bytes = static_cast<std::int64_t>(args.max_device_mb * 1048576.0);
     const GemmPlanInfo plan =
         plan_gemm(op_a, op_b, a.layout(), b.layout(), c.layout(), grid.order(), gopts, sizeof(T), is_complex_v<T>);
     const Variant chosen = plan.variant;
@@ -387,6 +391,9 @@ void add_gemm_command(CLI::App& app) {
     cmd->add_option("--grid", args->grid,
                     "process grid PxQ of the operands (default: the squarest), or PxQxC to force 2.5D/3D SUMMA");
     cmd->add_flag("--plan", args->plan, "print the planner's choice (stderr) beside the measurement");
+    cmd->add_option("--devices", args->devices,
+                    "run each rank's local updates on these devices with the chunked engine (host,host | 0,1)");
+    cmd->add_option("--max-device-mb", args->max_device_mb, "memory cap per device, MiB (0: the device's own)");
     cmd->add_option("--block-size", args->block_size, "block size of the 2.5D/3D layouts (0: the planner's)");
     cmd->add_option("--nb", args->nb, "block size (rows and columns) of A, B and C")
         ->check(CLI::PositiveNumber)->capture_default_str();

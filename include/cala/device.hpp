@@ -45,6 +45,11 @@ struct DeviceGemmOptions {
     DeviceGemmReport* report = nullptr; ///< filled when not null
 };
 
+/// Tiles moved by every device_gemm of this process since the last reset, summed over devices
+/// (cala::gemm with devices runs one per local update).
+DeviceTraffic device_traffic_total() noexcept;
+void reset_device_traffic() noexcept;
+
 /// C := alpha·op(A)·op(B) + beta·C on host matrices (column-major), computed on the devices of
 /// opts. Local: no communication; A, B, C live in host memory and C is back there on return.
 /// C may be larger than all device memory together.

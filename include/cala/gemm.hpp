@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "cala/matrix.hpp"
 
@@ -43,6 +44,12 @@ struct GemmOptions {
     /// Hard limit on the workspace cala may allocate per rank, in bytes; 0 reads
     /// CALA_MAX_MEMORY_MB from the environment, and no limit if that is unset.
     std::int64_t memory_limit_bytes = 0;
+    /// Devices that run each rank's local updates with the chunked out-of-core engine
+    /// (cala/device.hpp): "host", "host,host", "0,1" (CUDA ordinals; a GPU may be listed twice).
+    /// Empty: the CALA_DEVICES environment variable; unset too: the rank's cores through BLIS.
+    std::string devices = {};
+    /// Memory cap per device in bytes for the chunked engine (0: the device's own).
+    std::int64_t max_device_bytes = 0;
 };
 
 /// C := alpha·op(A)·op(B) + beta·C.

@@ -39,6 +39,15 @@ ChunkedPlan plan_chunked(const ChunkedShape& s, index_t tile, std::int64_t mem_t
 /// tile or G does not divide. beta_nonzero: C is read (h2d) as well as written back.
 std::vector<DeviceTraffic> model_traffic(const ChunkedShape& s, const ChunkedPlan& p, bool beta_nonzero);
 
+/// The shape and plan device_gemm uses for an m x n x k product of elements of elem_size bytes
+/// on the devices of opts (their budgets: max_device_bytes or each device's own).
+struct LocalPlan {
+    ChunkedShape shape;
+    ChunkedPlan plan;
+};
+LocalPlan plan_local(index_t m, index_t n, index_t k, std::size_t elem_size, const DeviceGemmOptions& opts,
+                     std::span<Device* const> devs);
+
 /// Runs the plan; traffic (one entry per device) counts the tiles actually moved.
 template <class T>
 void chunked_gemm(std::span<Device* const> devs, const ChunkedPlan& plan, Op op_a, Op op_b, index_t m, index_t n,

@@ -11,6 +11,8 @@
 namespace cala {
 
 namespace {
+DeviceTraffic g_total;
+
 void check_ld(const char* name, index_t ld, index_t rows) {
     if (ld < std::max<index_t>(rows, 1)) {
         std::ostringstream s;
@@ -19,6 +21,23 @@ void check_ld(const char* name, index_t ld, index_t rows) {
     }
 }
 }  // namespace
+
+DeviceTraffic device_traffic_total() noexcept { return g_total; }
+void reset_device_traffic() noexcept { g_total = {}; }
+
+namespace device {
+LocalPlan plan_local(index_t m, index_t n, index_t k, std::size_t elem_size, const DeviceGemmOptions& opts,
+                     std::span<Device* const> devs) {
+    const index_t t = std::min(opts.tile > 0 ? opts.tile : index_t{256}, std::max({m, n, k}));
+    std::int64_t mem = -1;
+    for (auto* d : devs) {
+        const std::int64_t tiles = d->budget_bytes() / (static_cast<std::int64_t>(elem_size) * t * t);
+        mem = mem < 0 ? tiles : std::min(mem, tiles);
+    }
+    const ChunkedShape shape{(m + t - 1) / t, (n + t - 1) / t, (k + t - 1) / t, static_cast<int>(devs.size())};
+    return {shape, plan_chunked(shape, t, mem, opts)};
+}
+}  // namespace device
 
 template <class T>
 void device_gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a, index_t lda, const T* b,
@@ -41,18 +60,13 @@ void device_gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, con
         if (opts.report) *opts.report = rep;
         return;
     }
-    const index_t t = std::min(opts.tile > 0 ? opts.tile : index_t{256}, std::max({m, n, k}));
-    std::int64_t mem = -1;
-    for (auto* d : raw) {
-        const std::int64_t tiles = d->budget_bytes() / (static_cast<std::int64_t>(sizeof(T)) * t * t);
-        mem = mem < 0 ? tiles : std::min(mem, tiles);
-    }
-    const device::ChunkedShape shape{(m + t - 1) / t, (n + t - 1) / t, (k + t - 1) / t, static_cast<int>(raw.size())};
-    const auto plan = device::plan_chunked(shape, t, mem, opts);
+    const auto [shape, plan] = device::plan_local(m, n, k, sizeof(T), opts, raw);
+    const index_t t = plan.tile;
     for (auto* d : raw) d->reset_peak();
     device::chunked_gemm<T>(raw, plan, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, rep.devices);
     rep.tile = t, rep.b = plan.b, rep.c = plan.c, rep.d = plan.d, rep.lookahead = plan.lookahead;
     rep.regime = plan.regime;
+    for (const auto& d : rep.devices) g_total.h2d += d.h2d, g_total.d2d += d.d2d, g_total.d2h += d.d2h;
     for (std::size_t g = 0; g < raw.size(); ++g) {
         rep.devices[g].peak_bytes = raw[g]->peak_bytes();
         rep.devices[g].budget_bytes = raw[g]->budget_bytes();

@@ -1,6 +1,7 @@
 #include "gemm/plan.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace cala::detail {
 
@@ -100,7 +101,17 @@ GemmPlan plan_gemm_2d(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic&
                                                 : plan_c(op_a, op_b, a, b, c);
     plan.panel_width = opts.panel_width > 0 ? opts.panel_width : kDefaultPanelWidth;
     plan.lookahead = opts.lookahead;
+    plan.on_devices = gemm_devices(opts, plan.devices);
     return plan;
+}
+
+bool gemm_devices(const GemmOptions& opts, DeviceGemmOptions& out) {
+    const char* env = std::getenv("CALA_DEVICES");
+    const std::string list = !opts.devices.empty() ? opts.devices : env != nullptr ? env : "";
+    if (list.empty()) return false;
+    out.devices = list;
+    out.max_device_bytes = opts.max_device_bytes;
+    return true;
 }
 
 std::vector<std::pair<index_t, index_t>> panel_groups(const Dist1D& d, index_t width) {

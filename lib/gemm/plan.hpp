@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "cala/device.hpp"
 #include "cala/gemm.hpp"
 #include "cala/layout.hpp"
 
@@ -31,7 +32,12 @@ struct GemmPlan {
     Operand a, b;         ///< C: A', B'.  A: A', Bt.  B: At, B'.
     index_t panel_width;  ///< target width of one step along the looped dimension
     int lookahead;
+    bool on_devices = false;   ///< local updates through the chunked engine on `devices`
+    DeviceGemmOptions devices;
 };
+
+/// Device options of a gemm: GemmOptions::devices, else CALA_DEVICES; none when both are empty.
+bool gemm_devices(const GemmOptions& opts, DeviceGemmOptions& out);
 
 GemmPlan plan_gemm_2d(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
                       Variant v, const GemmOptions& opts);

@@ -95,6 +95,7 @@ GemmPlan Plan3D::layer_plan(int h) const {
     lp.b = {false, Op::N, b.kernel_op, b_layer(h)};
     lp.panel_width = opts.panel_width > 0 ? opts.panel_width : 512;
     lp.lookahead = opts.lookahead;
+    lp.on_devices = gemm_devices(opts, lp.devices);
     return lp;
 }
 

@@ -32,6 +32,7 @@ void summa_a(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const MatrixR
     const bool bcast_b = p > 1 && k_loc > 0, reduce = q > 1 && m_loc > 0;
     Buffer<T> bbuf(bcast_b ? slots * k_loc * wmax : 0), pbuf(reduce ? slots * m_loc * wmax : 0);
     InFlight fl;
+    if (plan.on_devices) fl.devices = &plan.devices;
     auto& reds = fl.reds;
 
     auto post = [&](index_t g) {

@@ -33,6 +33,7 @@ void summa_b(const GemmPlan& plan, T alpha, const MatrixRef<T>& at, const Matrix
     const bool bcast_a = q > 1 && k_loc > 0, reduce = p > 1 && n_loc > 0;
     Buffer<T> abuf(bcast_a ? slots * k_loc * wmax : 0), qbuf(reduce ? slots * n_loc * wmax : 0);
     InFlight fl;
+    if (plan.on_devices) fl.devices = &plan.devices;
     auto& reds = fl.reds;
     // kop(alpha·X) = alpha'·kop(X): the conjugate of alpha when kop is C.
     const T alpha_q = conj_if(alpha, kop == Op::C);

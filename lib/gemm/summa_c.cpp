@@ -35,9 +35,11 @@ void summa_c(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const MatrixR
     const bool bcast_a = q > 1 && m_loc > 0, bcast_b = p > 1 && n_loc > 0;
     Buffer<T> abuf(bcast_a ? slots * m_loc * wmax : 0), bbuf(bcast_b ? slots * n_loc * wmax : 0);
     InFlight fl;
+    if (plan.on_devices) fl.devices = &plan.devices;
 
     // An own A' block that is contiguous in the user's memory is sent and used from there.
-    const bool own_in_place = a.ld() == m_loc;
+    // (With devices, every group is one chunked call on a contiguous panel: own blocks are copied too.)
+    const bool own_in_place = a.ld() == m_loc && !plan.on_devices;
     auto in_place = [&](index_t l) { return q > 1 && own_in_place && ka.block_owner(l) == cc; };
     auto a_piece = [&](index_t l) { return &a.local(0, ka.to_local(ka.block_start(l))); };
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cala/comm.hpp"
+#include "cala/device.hpp"
 #include "cala/matrix.hpp"
 #include "gemm/plan.hpp"
 #include "kernels/blas.hpp"
@@ -16,6 +17,7 @@ namespace cala::detail {
 /// The requests of the panels in flight, polled between chunks of the local GEMM (MPI only
 /// progresses inside MPI calls, and the rank's cores are all busy in the GEMM).
 struct InFlight {
+    const DeviceGemmOptions* devices = nullptr;  ///< local updates on devices (chunked engine)
     std::deque<std::vector<Request>> steps;  ///< panel broadcasts, one entry per group
     std::deque<std::vector<Request>> reds;   ///< partial-C reductions, one entry per group
     void poll() {
@@ -36,6 +38,12 @@ struct InFlight {
 template <class T>
 void gemm_with_progress(InFlight& fl, Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a,
                         index_t lda, const T* b, index_t ldb, T beta, T* c, index_t ldc) {
+    if (fl.devices != nullptr) {  // one chunked out-of-core call per local update
+        fl.poll();
+        device_gemm(op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, *fl.devices);
+        fl.poll();
+        return;
+    }
     constexpr index_t kMinChunk = 512, kMaxChunks = 4;
     const bool along_m = n < m;
     const index_t len = along_m ? m : n;
