@@ -102,6 +102,9 @@ GemmPlan plan_gemm_2d(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic&
     plan.panel_width = opts.panel_width > 0 ? opts.panel_width : kDefaultPanelWidth;
     plan.lookahead = opts.lookahead;
     plan.on_devices = gemm_devices(opts, plan.devices);
+    // Alone on its grid, a rank has no panels to pipeline: the chunked engine gets all of k at
+    // once and keeps its C blocks resident across it (seed Algorithm 3).
+    if (plan.on_devices && c.p() == 1 && c.q() == 1) plan.panel_width = std::max<index_t>(1, op_a == Op::N ? a.n() : a.m());
     return plan;
 }
 
