@@ -1,6 +1,7 @@
 #pragma once
 // Everything public in cala.
 
+#include "cala/cholesky.hpp"
 #include "cala/comm.hpp"
 #include "cala/error.hpp"
 #include "cala/gemm.hpp"

@@ -23,14 +23,56 @@ template <> struct Blis<std::complex<float>> { using type = scomplex; };
 template <> struct Blis<std::complex<double>> { using type = dcomplex; };
 template <class T> auto* bl(T* p) { return reinterpret_cast<typename Blis<std::remove_const_t<T>>::type*>(const_cast<std::remove_const_t<T>*>(p)); }
 
+thread_local int tl_threads = 0;
+
+// A BLIS runtime with an explicit thread count: thread-safe, unlike the library-wide setting.
+struct Rntm {
+    rntm_t r;
+    explicit Rntm(int n) {
+        bli_rntm_init(&r);
+        bli_rntm_set_num_threads(n, &r);
+    }
+};
+
+uplo_t blis_uplo(bool lower) { return lower ? BLIS_LOWER : BLIS_UPPER; }
+
 template <class T>
-void blis_gemm(trans_t ta, trans_t tb, dim_t m, dim_t n, dim_t k, T* alpha, T* a, inc_t lda, T* b, inc_t ldb,
-               T* beta, T* c, inc_t ldc) {
-    if constexpr (std::is_same_v<T, float>) bli_sgemm(ta, tb, m, n, k, alpha, a, 1, lda, b, 1, ldb, beta, c, 1, ldc);
-    else if constexpr (std::is_same_v<T, double>) bli_dgemm(ta, tb, m, n, k, alpha, a, 1, lda, b, 1, ldb, beta, c, 1, ldc);
-    else if constexpr (std::is_same_v<T, scomplex>) bli_cgemm(ta, tb, m, n, k, alpha, a, 1, lda, b, 1, ldb, beta, c, 1, ldc);
-    else bli_zgemm(ta, tb, m, n, k, alpha, a, 1, lda, b, 1, ldb, beta, c, 1, ldc);
+void blis_gemm_ex(trans_t ta, trans_t tb, dim_t m, dim_t n, dim_t k, T* alpha, T* a, inc_t lda, T* b, inc_t ldb,
+                  T* beta, T* c, inc_t ldc, rntm_t* r) {
+    if constexpr (std::is_same_v<T, float>) bli_sgemm_ex(ta, tb, m, n, k, alpha, a, 1, lda, b, 1, ldb, beta, c, 1, ldc, nullptr, r);
+    else if constexpr (std::is_same_v<T, double>) bli_dgemm_ex(ta, tb, m, n, k, alpha, a, 1, lda, b, 1, ldb, beta, c, 1, ldc, nullptr, r);
+    else if constexpr (std::is_same_v<T, scomplex>) bli_cgemm_ex(ta, tb, m, n, k, alpha, a, 1, lda, b, 1, ldb, beta, c, 1, ldc, nullptr, r);
+    else bli_zgemm_ex(ta, tb, m, n, k, alpha, a, 1, lda, b, 1, ldb, beta, c, 1, ldc, nullptr, r);
 }
+
+template <class T>
+void blis_trsm_ex(side_t s, uplo_t u, trans_t t, diag_t d, dim_t m, dim_t n, T* alpha, T* a, inc_t lda, T* b,
+                  inc_t ldb, rntm_t* r) {
+    if constexpr (std::is_same_v<T, float>) bli_strsm_ex(s, u, t, d, m, n, alpha, a, 1, lda, b, 1, ldb, nullptr, r);
+    else if constexpr (std::is_same_v<T, double>) bli_dtrsm_ex(s, u, t, d, m, n, alpha, a, 1, lda, b, 1, ldb, nullptr, r);
+    else if constexpr (std::is_same_v<T, scomplex>) bli_ctrsm_ex(s, u, t, d, m, n, alpha, a, 1, lda, b, 1, ldb, nullptr, r);
+    else bli_ztrsm_ex(s, u, t, d, m, n, alpha, a, 1, lda, b, 1, ldb, nullptr, r);
+}
+
+template <class T, class R>
+void blis_herk_ex(uplo_t u, trans_t t, dim_t n, dim_t k, R* alpha, T* a, inc_t lda, R* beta, T* c, inc_t ldc,
+                  rntm_t* r) {
+    if constexpr (std::is_same_v<T, float>) bli_ssyrk_ex(u, t, n, k, alpha, a, 1, lda, beta, c, 1, ldc, nullptr, r);
+    else if constexpr (std::is_same_v<T, double>) bli_dsyrk_ex(u, t, n, k, alpha, a, 1, lda, beta, c, 1, ldc, nullptr, r);
+    else if constexpr (std::is_same_v<T, scomplex>) bli_cherk_ex(u, t, n, k, alpha, a, 1, lda, beta, c, 1, ldc, nullptr, r);
+    else bli_zherk_ex(u, t, n, k, alpha, a, 1, lda, beta, c, 1, ldc, nullptr, r);
+}
+
+}  // namespace
+
+extern "C" {
+void spotrf_(const char*, const int*, float*, const int*, int*);
+void dpotrf_(const char*, const int*, double*, const int*, int*);
+void cpotrf_(const char*, const int*, std::complex<float>*, const int*, int*);
+void zpotrf_(const char*, const int*, std::complex<double>*, const int*, int*);
+}
+
+namespace {
 
 }  // namespace
 
@@ -45,11 +87,73 @@ void gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a
     if (beta == T(0)) scale(m, n, T(0), c, ldc);  // BLAS semantics: NaN in c must not leak
     // Threads pay off only on products large enough to split; tiny ones stay on one core.
     const bool tiny = double(m) * double(n) * double(k) < 64.0 * 64.0 * 64.0;
-    bli_thread_set_num_threads(tiny ? 1 : omp_get_max_threads());
-    blis_gemm(blis_trans(op_a), blis_trans(op_b), m, n, k, bl(&alpha), bl(a), lda, bl(b), ldb, bl(&beta), bl(c), ldc);
+    Rntm r(tiny ? 1 : threads());
+    blis_gemm_ex(blis_trans(op_a), blis_trans(op_b), m, n, k, bl(&alpha), bl(a), lda, bl(b), ldb, bl(&beta), bl(c),
+                 ldc, &r.r);
 }
 
 void set_threads(int n) { bli_thread_set_num_threads(n); }
+
+int threads() noexcept { return tl_threads > 0 ? tl_threads : omp_get_max_threads(); }
+
+ThreadScope::ThreadScope(int n) noexcept : saved_(tl_threads) { tl_threads = n < 1 ? 1 : n; }
+ThreadScope::~ThreadScope() { tl_threads = saved_; }
+
+template <class T>
+void trsm(bool left, bool lower, Op op_a, bool unit, index_t m, index_t n, T alpha, const T* a, index_t lda,
+          T* b, index_t ldb) {
+    if (m == 0 || n == 0) return;
+    Rntm r(double(m) * double(n) * double(left ? m : n) < 64.0 * 64.0 * 64.0 ? 1 : threads());
+    blis_trsm_ex(left ? BLIS_LEFT : BLIS_RIGHT, blis_uplo(lower), blis_trans(op_a),
+                 unit ? BLIS_UNIT_DIAG : BLIS_NONUNIT_DIAG, m, n, bl(&alpha), bl(a), lda, bl(b), ldb, &r.r);
+}
+
+template <class T>
+void herk(bool lower, Op op_a, index_t n, index_t k, real_t<T> alpha, const T* a, index_t lda, real_t<T> beta,
+          T* c, index_t ldc) {
+    if (n == 0) return;
+    if (k == 0 || alpha == real_t<T>(0)) {
+        // Only the referenced triangle is scaled.
+        for (index_t j = 0; j < n; ++j) {
+            const index_t i0 = lower ? j : 0, i1 = lower ? n : j + 1;
+            for (index_t i = i0; i < i1; ++i) c[i + j * ldc] = beta == real_t<T>(0) ? T(0) : T(beta) * c[i + j * ldc];
+        }
+        return;
+    }
+    if (beta == real_t<T>(0)) {
+        for (index_t j = 0; j < n; ++j) {
+            const index_t i0 = lower ? j : 0, i1 = lower ? n : j + 1;
+            std::fill(c + i0 + j * ldc, c + i1 + j * ldc, T(0));
+        }
+    }
+    Rntm r(double(n) * double(n) * double(k) < 64.0 * 64.0 * 64.0 ? 1 : threads());
+    using B = typename Blis<T>::type;
+    // The real-arithmetic variant for real types is syrk, which takes a B-typed alpha.
+    if constexpr (is_complex_v<T>) {
+        real_t<T> al = alpha, be = beta;
+        blis_herk_ex<B, real_t<T>>(blis_uplo(lower), op_a == Op::N ? BLIS_NO_TRANSPOSE : BLIS_CONJ_TRANSPOSE, n, k,
+                                   &al, bl(a), lda, &be, bl(c), ldc, &r.r);
+    } else {
+        T al = alpha, be = beta;
+        blis_herk_ex<B, T>(blis_uplo(lower), op_a == Op::N ? BLIS_NO_TRANSPOSE : BLIS_TRANSPOSE, n, k, &al, bl(a),
+                           lda, &be, bl(c), ldc, &r.r);
+    }
+}
+
+template <class T>
+index_t potrf(bool lower, index_t n, T* a, index_t lda) {
+    if (n == 0) return 0;
+    // LAPACK reaches BLIS through the BLAS interface, which uses the library-wide thread count.
+    bli_thread_set_num_threads(threads());
+    const char u = lower ? 'L' : 'U';
+    const int nn = static_cast<int>(n), ld = static_cast<int>(lda);
+    int info = 0;
+    if constexpr (std::is_same_v<T, float>) spotrf_(&u, &nn, a, &ld, &info);
+    else if constexpr (std::is_same_v<T, double>) dpotrf_(&u, &nn, a, &ld, &info);
+    else if constexpr (std::is_same_v<T, std::complex<float>>) cpotrf_(&u, &nn, a, &ld, &info);
+    else zpotrf_(&u, &nn, a, &ld, &info);
+    return info;
+}
 
 template <class T>
 void scale(index_t m, index_t n, T beta, T* c, index_t ldc) {
@@ -98,7 +202,10 @@ void copy(Op op, index_t m, index_t n, const T* a, index_t lda, T* b, index_t ld
                           index_t);                                                                          \
     template void scale<T>(index_t, index_t, T, T*, index_t);                                                 \
     template void add<T>(Op, index_t, index_t, const T*, index_t, T, T*, index_t);                                \
-    template void copy<T>(Op, index_t, index_t, const T*, index_t, T*, index_t);
+    template void copy<T>(Op, index_t, index_t, const T*, index_t, T*, index_t);                              \
+    template void trsm<T>(bool, bool, Op, bool, index_t, index_t, T, const T*, index_t, T*, index_t);           \
+    template void herk<T>(bool, Op, index_t, index_t, real_t<T>, const T*, index_t, real_t<T>, T*, index_t);     \
+    template index_t potrf<T>(bool, index_t, T*, index_t);
 CALA_FOR_EACH_TYPE(CALA_INST)
 
 }  // namespace cala::kernels

@@ -11,6 +11,39 @@ template <class T>
 void gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a, index_t lda, const T* b,
           index_t ldb, T beta, T* c, index_t ldc);
 
+/// Threads cala's kernels use on the calling thread: the innermost ThreadScope, else
+/// omp_get_max_threads().
+int threads() noexcept;
+
+/// Inside this scope, kernels called from this thread use `n` threads (1 inside OpenMP tasks).
+class ThreadScope {
+public:
+    explicit ThreadScope(int n) noexcept;
+    ~ThreadScope();
+    ThreadScope(const ThreadScope&) = delete;
+    ThreadScope& operator=(const ThreadScope&) = delete;
+
+private:
+    int saved_;
+};
+
+/// b := alpha·op(a)⁻¹·b (left) or alpha·b·op(a)⁻¹ (right); a triangular (lower or upper, unit
+/// diagonal or not), b is m x n.
+template <class T>
+void trsm(bool left, bool lower, Op op_a, bool unit, index_t m, index_t n, T alpha, const T* a, index_t lda,
+          T* b, index_t ldb);
+
+/// c := alpha·op(a)·op(a)ᴴ + beta·c on the lower or upper triangle of the n x n matrix c (op N:
+/// a is n x k; C: a is k x n). Real types: syrk. beta == 0: c is not read.
+template <class T>
+void herk(bool lower, Op op_a, index_t n, index_t k, real_t<T> alpha, const T* a, index_t lda, real_t<T> beta,
+          T* c, index_t ldc);
+
+/// Cholesky factorization of the n x n tile a (LAPACK ?potrf, the lower or upper triangle).
+/// Returns LAPACK's info: 0, or the 1-based order of the first minor that is not positive definite.
+template <class T>
+index_t potrf(bool lower, index_t n, T* a, index_t lda);
+
 /// Threads the BLAS library uses for calls made outside cala's kernels (e.g. a ScaLAPACK in the
 /// same process, whose BLAS is this one); cala's own kernels set theirs on every call.
 void set_threads(int n);
