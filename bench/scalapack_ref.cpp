@@ -143,7 +143,33 @@ void pgemm(const BlacsGrid& g, Op op_a, Op op_b, T alpha, const MatrixRef<T>& a,
                   dc.data());
 }
 
+extern "C" {
+void pspotrf_(const char*, const int*, float*, const int*, const int*, const int*, int*);
+void pdpotrf_(const char*, const int*, double*, const int*, const int*, const int*, int*);
+void pcpotrf_(const char*, const int*, std::complex<float>*, const int*, const int*, const int*, int*);
+void pzpotrf_(const char*, const int*, std::complex<double>*, const int*, const int*, const int*, int*);
+}
+
+template <class T>
+index_t ppotrf(const BlacsGrid& g, Uplo uplo, const MatrixRef<T>& a) {
+    const Grid2D& cg = a.grid();
+    if (cg.order() != GridOrder::RowMajor || cg.p() != g.p() || cg.q() != g.q() || cg.row() != g.row() ||
+        cg.col() != g.col())
+        throw Error(cat("scalapack: cala grid ", cg.p(), "x", cg.q(), " does not match BLACS grid ", g.p(), "x", g.q()));
+    const auto da = descriptor(g, a.layout(), a.ld());
+    const int n = to_int(a.n(), "N"), one = 1;
+    const char u = uplo_char(uplo);
+    int info = 0;
+    cala::kernels::set_threads(omp_get_max_threads());  // as for pgemm: ScaLAPACK's BLAS is cala's BLIS
+    if constexpr (std::is_same_v<T, float>) pspotrf_(&u, &n, a.data(), &one, &one, da.data(), &info);
+    else if constexpr (std::is_same_v<T, double>) pdpotrf_(&u, &n, a.data(), &one, &one, da.data(), &info);
+    else if constexpr (std::is_same_v<T, std::complex<float>>) pcpotrf_(&u, &n, a.data(), &one, &one, da.data(), &info);
+    else pzpotrf_(&u, &n, a.data(), &one, &one, da.data(), &info);
+    return info;
+}
+
 #define CALA_INST(T)                                                                                     \
+    template index_t ppotrf<T>(const BlacsGrid&, Uplo, const MatrixRef<T>&);                             \
     template void pgemm<T>(const BlacsGrid&, Op, Op, T, const MatrixRef<T>&, const MatrixRef<T>&, T,      \
                            const MatrixRef<T>&);
 CALA_FOR_EACH_TYPE(CALA_INST)

@@ -10,6 +10,7 @@
 
 #include <array>
 
+#include "cala/cholesky.hpp"
 #include "cala/gemm.hpp"
 #include "cala/matrix.hpp"
 
@@ -52,5 +53,10 @@ std::array<int, 9> descriptor(const BlacsGrid& g, const BlockCyclic& l, index_t 
 template <class T>
 void pgemm(const BlacsGrid& g, Op op_a, Op op_b, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b,
            T beta, const MatrixRef<T>& c);
+
+/// ScaLAPACK's p?potrf on the local storage of a (square blocks, as ScaLAPACK requires), with
+/// omp_get_max_threads() BLAS threads per rank; returns ScaLAPACK's info.
+template <class T>
+index_t ppotrf(const BlacsGrid& g, Uplo uplo, const MatrixRef<T>& a);
 
 }  // namespace cala::bench
