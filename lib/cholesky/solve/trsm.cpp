@@ -1,0 +1,110 @@
+// cala::trsm -> plan (trsm_plan.hpp) -> redistribute op(A) or B into aligned layouts (counted)
+//   -> trsm_2d tile loop (row/column broadcasts with lookahead) -> kernels::trsm, kernels::gemm
+// cala::potrs -> the same driver twice: forward with L (or Uᴴ), backward with Lᴴ (or U).
+
+#include <string>
+
+#include "cala/cholesky.hpp"
+#include "cholesky/solve/trsm_plan.hpp"
+#include "core/check.hpp"
+#include "core/workspace.hpp"
+#include "kernels/blas.hpp"
+#include "matrix/redistribute_impl.hpp"
+
+namespace cala {
+
+namespace {
+
+template <class T>
+std::string check_trsm(const char* fn, Uplo uplo, Op op, Diag diag, const MatrixRef<T>& a, const MatrixRef<T>& b,
+                       const TrsmOptions& o) {
+    using detail::cat;
+    std::string e = detail::check_same_grid(fn, "A", a.grid(), a.layout(), b.grid());
+    if (e.empty()) e = detail::check_same_grid(fn, "B", b.grid(), b.layout(), b.grid());
+    if (!e.empty()) return e;
+    if (uplo != Uplo::Lower && uplo != Uplo::Upper) return cat(fn, ": uplo is ", static_cast<int>(uplo), ", not a Uplo");
+    if (op != Op::N && op != Op::T && op != Op::C) return cat(fn, ": op is ", static_cast<int>(op), ", not an Op");
+    if (diag != Diag::NonUnit && diag != Diag::Unit) return cat(fn, ": diag is ", static_cast<int>(diag), ", not a Diag");
+    if (a.m() != a.n()) return cat(fn, ": A is ", a.m(), " x ", a.n(), ", not square");
+    if (b.m() != a.n()) return cat(fn, ": B has ", b.m(), " rows but A is ", a.n(), " x ", a.n());
+    if (o.lookahead < 0 || o.lookahead > 64) return cat(fn, ": lookahead is ", o.lookahead, ", must be in [0, 64]");
+    if (e = detail::check_local(fn, "A", a); !e.empty()) return e;
+    return detail::check_local(fn, "B", b);
+}
+
+template <class T>
+std::uint64_t trsm_fingerprint(Uplo uplo, Op op, Diag diag, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b,
+                               const TrsmOptions& o) {
+    using detail::fingerprint;
+    const int args[4] = {static_cast<int>(uplo), static_cast<int>(op), static_cast<int>(diag), o.lookahead};
+    std::uint64_t h = fingerprint(1469598103934665603ull, args, sizeof args);
+    h = fingerprint(fingerprint(h, a.layout()), b.layout());
+    return fingerprint(h, &alpha, sizeof alpha);
+}
+
+// A matrix with this layout in fresh workspace on the grid of `like`.
+template <class T>
+MatrixRef<T> make_store(const MatrixRef<T>& like, const BlockCyclic& l, detail::Buffer<T>& store) {
+    const Grid2D& g = like.grid();
+    const index_t m_loc = l.rows.local_size(g.row()), n_loc = l.cols.local_size(g.col());
+    store = detail::Buffer<T>(m_loc * n_loc);
+    return MatrixRef<T>(g, l, store.data(), std::max<index_t>(m_loc, 1));
+}
+
+// B := alpha·op(A)⁻¹·B on checked arguments, alpha != 0, n > 0, nrhs > 0.
+template <class T>
+void trsm_run(Uplo uplo, Op op, Diag diag, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b,
+              const TrsmOptions& opts) {
+    const auto plan = detail::plan_trsm(uplo, op, a.layout(), b.layout(), opts);
+    detail::Buffer<T> astore, bstore;
+    MatrixRef<T> a2 = a, b2 = b;
+    if (plan.move_a) {
+        a2 = make_store(a, plan.a_layout, astore);
+        detail::redistribute_unchecked(plan.a_op, a, a2);
+    }
+    if (plan.move_b) {
+        b2 = make_store(b, plan.b_layout, bstore);
+        detail::redistribute_unchecked(Op::N, b, b2);
+    }
+    if (alpha != T(1)) kernels::scale(b2.m_loc(), b2.n_loc(), alpha, b2.data(), b2.ld());
+    detail::trsm_2d(plan.lower, diag == Diag::Unit, plan.lookahead, a2, b2);
+    if (plan.move_b) detail::redistribute_unchecked(Op::N, b2, b);
+}
+
+}  // namespace
+
+template <class T>
+void trsm(Uplo uplo, Op op, Diag diag, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b,
+          const TrsmOptions& opts) {
+    const std::string err = check_trsm("trsm", uplo, op, diag, a, b, opts);
+    const std::uint64_t fp = err.empty() ? trsm_fingerprint(uplo, op, diag, alpha, a, b, opts) : 0;
+    b.grid().comm().agree(err, fp, "trsm");
+
+    if (a.n() == 0 || b.n() == 0) return;
+    if (alpha == T(0)) {  // B := 0; A is not read, nothing moves
+        kernels::scale(b.m_loc(), b.n_loc(), T(0), b.data(), b.ld());
+        return;
+    }
+    trsm_run(uplo, op, diag, alpha, a, b, opts);
+}
+
+template <class T>
+void potrs(Uplo uplo, const MatrixRef<T>& a, const MatrixRef<T>& b, const TrsmOptions& opts) {
+    const std::string err = check_trsm("potrs", uplo, Op::N, Diag::NonUnit, a, b, opts);
+    const std::uint64_t fp = err.empty() ? trsm_fingerprint(uplo, Op::N, Diag::NonUnit, T(1), a, b, opts) : 0;
+    b.grid().comm().agree(err, fp, "potrs");
+
+    if (a.n() == 0 || b.n() == 0) return;
+    // Lower: L·Y = B, then Lᴴ·X = Y.  Upper: Uᴴ·Y = B, then U·X = Y.
+    const Op first = uplo == Uplo::Lower ? Op::N : Op::C, second = uplo == Uplo::Lower ? Op::C : Op::N;
+    trsm_run(uplo, first, Diag::NonUnit, T(1), a, b, opts);
+    trsm_run(uplo, second, Diag::NonUnit, T(1), a, b, opts);
+}
+
+#define CALA_INST(T)                                                                                        \
+    template void trsm<T>(Uplo, Op, Diag, T, const MatrixRef<T>&, const MatrixRef<T>&, const TrsmOptions&);   \
+    template void potrs<T>(Uplo, const MatrixRef<T>&, const MatrixRef<T>&, const TrsmOptions&);
+CALA_FOR_EACH_TYPE(CALA_INST)
+#undef CALA_INST
+
+}  // namespace cala
