@@ -1,7 +1,10 @@
-// cala::trsm -> plan (trsm_plan.hpp) -> redistribute op(A) or B into aligned layouts (counted)
-//   -> trsm_2d tile loop (row/column broadcasts with lookahead) -> kernels::trsm, kernels::gemm
-// cala::potrs -> the same driver twice: forward with L (or Uᴴ), backward with Lᴴ (or U).
+// cala::trsm -> plan (trsm_plan.hpp) -> redistribute A or B into aligned layouts (counted)
+//   -> trsm_2d (op = N: panel broadcasts along rows, solved rows down columns, lookahead)
+//    | trsm_2d_trans (op = T/C: the same panels, partial sums reduced down columns)
+//   -> kernels::trsm, kernels::gemm
+// cala::potrs -> one alignment, then the two loops: L then Lᴴ (Lower), Uᴴ then U (Upper).
 
+#include <initializer_list>
 #include <string>
 
 #include "cala/cholesky.hpp"
@@ -51,23 +54,28 @@ MatrixRef<T> make_store(const MatrixRef<T>& like, const BlockCyclic& l, detail::
     return MatrixRef<T>(g, l, store.data(), std::max<index_t>(m_loc, 1));
 }
 
-// B := alpha·op(A)⁻¹·B on checked arguments, alpha != 0, n > 0, nrhs > 0.
+// B := alpha·op_i(A)⁻¹·...·B for each op_i in turn, on checked arguments, alpha != 0, n > 0,
+// nrhs > 0: A and B are lined up once for all the solves.
 template <class T>
-void trsm_run(Uplo uplo, Op op, Diag diag, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b,
-              const TrsmOptions& opts) {
-    const auto plan = detail::plan_trsm(uplo, op, a.layout(), b.layout(), opts);
+void solve_run(Uplo uplo, std::initializer_list<Op> ops, Diag diag, T alpha, const MatrixRef<T>& a,
+               const MatrixRef<T>& b, const TrsmOptions& opts) {
+    const auto plan = detail::plan_trsm(a.layout(), b.layout(), opts);
     detail::Buffer<T> astore, bstore;
     MatrixRef<T> a2 = a, b2 = b;
     if (plan.move_a) {
         a2 = make_store(a, plan.a_layout, astore);
-        detail::redistribute_unchecked(plan.a_op, a, a2);
+        detail::redistribute_unchecked(Op::N, a, a2);
     }
     if (plan.move_b) {
         b2 = make_store(b, plan.b_layout, bstore);
         detail::redistribute_unchecked(Op::N, b, b2);
     }
     if (alpha != T(1)) kernels::scale(b2.m_loc(), b2.n_loc(), alpha, b2.data(), b2.ld());
-    detail::trsm_2d(plan.lower, diag == Diag::Unit, plan.lookahead, a2, b2);
+    const bool lower = uplo == Uplo::Lower, unit = diag == Diag::Unit;
+    for (Op op : ops) {
+        if (op == Op::N) detail::trsm_2d(lower, unit, plan.lookahead, a2, b2);
+        else detail::trsm_2d_trans(lower, op, unit, plan.lookahead, a2, b2);
+    }
     if (plan.move_b) detail::redistribute_unchecked(Op::N, b2, b);
 }
 
@@ -85,7 +93,7 @@ void trsm(Uplo uplo, Op op, Diag diag, T alpha, const MatrixRef<T>& a, const Mat
         kernels::scale(b.m_loc(), b.n_loc(), T(0), b.data(), b.ld());
         return;
     }
-    trsm_run(uplo, op, diag, alpha, a, b, opts);
+    solve_run(uplo, {op}, diag, alpha, a, b, opts);
 }
 
 template <class T>
@@ -96,9 +104,8 @@ void potrs(Uplo uplo, const MatrixRef<T>& a, const MatrixRef<T>& b, const TrsmOp
 
     if (a.n() == 0 || b.n() == 0) return;
     // Lower: L·Y = B, then Lᴴ·X = Y.  Upper: Uᴴ·Y = B, then U·X = Y.
-    const Op first = uplo == Uplo::Lower ? Op::N : Op::C, second = uplo == Uplo::Lower ? Op::C : Op::N;
-    trsm_run(uplo, first, Diag::NonUnit, T(1), a, b, opts);
-    trsm_run(uplo, second, Diag::NonUnit, T(1), a, b, opts);
+    if (uplo == Uplo::Lower) solve_run(uplo, {Op::N, Op::C}, Diag::NonUnit, T(1), a, b, opts);
+    else solve_run(uplo, {Op::C, Op::N}, Diag::NonUnit, T(1), a, b, opts);
 }
 
 #define CALA_INST(T)                                                                                        \

@@ -1,7 +1,8 @@
 // Exact cost of cala::trsm and cala::potrs per rank: the plan's redistributions (from the
-// redistribution geometry, as gemm's model does) plus the tile loop of trsm_2d.cpp.
+// redistribution geometry, as gemm's model does) plus the tile loops of trsm_2d*.cpp.
 
 #include <algorithm>
+#include <initializer_list>
 
 #include "cala/cholesky.hpp"
 #include "cholesky/solve/trsm_plan.hpp"
@@ -22,10 +23,12 @@ std::int64_t local_elems(const BlockCyclic& l, int row, int col) {
     return l.rows.local_size(row) * l.cols.local_size(col);
 }
 
-// The tile loop on rank (row, col): one panel broadcast per block along the process row (when
-// q > 1 and the rank has panel rows), one solved block row per block down the process column
-// (when p > 1 and the rank has columns of B).
-Cost loop_cost(bool lower, const BlockCyclic& a, const BlockCyclic& b, int row, int col) {
+// A tile loop on rank (row, col): one panel broadcast per block along the process row (when
+// q > 1 and the rank has panel rows), one block row per block along the process column (when
+// p > 1 and the rank has columns of B): the solved rows broadcast from the owner row (op = N),
+// or the partial sums reduced to it (op = T/C). The same words either way; the owner receives
+// the reduction where the others receive the broadcast.
+Cost loop_cost(bool lower, Op op, const BlockCyclic& a, const BlockCyclic& b, int row, int col) {
     Cost c;
     const Dist1D& R = a.rows;
     const index_t nblk = R.num_blocks(), m_loc = R.local_size(row), n_loc = b.cols.local_size(col);
@@ -34,8 +37,8 @@ Cost loop_cost(bool lower, const BlockCyclic& a, const BlockCyclic& b, int row, 
         const index_t w = R.block_size(k);
         const bool owner = R.block_owner(k) == row;
         const index_t before = R.local_before(R.block_start(k), row), after = before + (owner ? w : 0);
-        const index_t h = lower ? m_loc - before : after;
-        const index_t upd = lower ? m_loc - after : before;
+        const index_t h = lower ? m_loc - before : after;    // panel rows
+        const index_t upd = lower ? m_loc - after : before;  // rows updated (N) or summed (T/C)
         if (q > 1 && h > 0) {
             c.msgs += 1;
             c.words += h * w;
@@ -44,7 +47,7 @@ Cost loop_cost(bool lower, const BlockCyclic& a, const BlockCyclic& b, int row, 
         if (p > 1 && n_loc > 0) {
             c.msgs += 1;
             c.words += w * n_loc;
-            if (!owner) c.words_recv += w * n_loc;
+            if (owner == (op != Op::N)) c.words_recv += w * n_loc;
         }
         if (owner) c.flops += static_cast<double>(w) * w * n_loc;
         c.flops += 2.0 * upd * w * n_loc;
@@ -58,16 +61,15 @@ void add_traffic(Cost& c, const detail::RedistTraffic& s) {
     c.msgs += s.msgs;
 }
 
-}  // namespace
-
-Cost trsm_cost(Uplo uplo, Op op, const BlockCyclic& a, const BlockCyclic& b, const TrsmOptions& opts, int row,
-               int col, std::size_t elem_size, bool is_complex) {
+// Conversions and loops in the driver's order (trsm.cpp, solve_run), tracking workspace.
+Cost solve_cost(std::initializer_list<Op> ops, bool lower, const BlockCyclic& a, const BlockCyclic& b,
+                const TrsmOptions& opts, int row, int col, std::size_t elem_size, bool is_complex) {
     Cost cost;
     if (a.n() == 0 || b.n() == 0) return cost;
-    const auto plan = detail::plan_trsm(uplo, op, a, b, opts);
-    std::int64_t live = 0, peak = 0;  // workspace in elements, in the driver's order
+    const auto plan = detail::plan_trsm(a, b, opts);
+    std::int64_t live = 0, peak = 0;  // workspace in elements
     if (plan.move_a) {
-        const auto s = redist_summary(plan.a_op, a, plan.a_layout, row, col);
+        const auto s = redist_summary(Op::N, a, plan.a_layout, row, col);
         add_traffic(cost, s);
         live += local_elems(plan.a_layout, row, col);
         peak = std::max(peak, live + s.send_total + s.recv_others);
@@ -78,13 +80,17 @@ Cost trsm_cost(Uplo uplo, Op op, const BlockCyclic& a, const BlockCyclic& b, con
         live += local_elems(plan.b_layout, row, col);
         peak = std::max(peak, live + s.send_total + s.recv_others);
     }
-    const auto buf = detail::trsm_buffers(plan.a_layout, plan.b_layout, plan.lookahead, row, col);
-    peak = std::max(peak, live + buf.panel_elems + buf.x_elems);
-    const Cost loop = loop_cost(plan.lower, plan.a_layout, plan.b_layout, row, col);
-    cost.words += loop.words;
-    cost.words_recv += loop.words_recv;
-    cost.msgs += loop.msgs;
-    cost.flops = (is_complex ? 4.0 : 1.0) * loop.flops;
+    double flops = 0;
+    for (Op op : ops) {
+        const auto buf = detail::trsm_buffers(plan.a_layout, plan.b_layout, op, plan.lookahead, row, col);
+        peak = std::max(peak, live + buf.panel_elems + buf.x_elems);
+        const Cost loop = loop_cost(lower, op, plan.a_layout, plan.b_layout, row, col);
+        cost.words += loop.words;
+        cost.words_recv += loop.words_recv;
+        cost.msgs += loop.msgs;
+        flops += loop.flops;
+    }
+    cost.flops = (is_complex ? 4.0 : 1.0) * flops;
     if (plan.move_b) {
         const auto s = redist_summary(Op::N, plan.b_layout, b, row, col);
         add_traffic(cost, s);
@@ -94,13 +100,18 @@ Cost trsm_cost(Uplo uplo, Op op, const BlockCyclic& a, const BlockCyclic& b, con
     return cost;
 }
 
+}  // namespace
+
+Cost trsm_cost(Uplo uplo, Op op, const BlockCyclic& a, const BlockCyclic& b, const TrsmOptions& opts, int row,
+               int col, std::size_t elem_size, bool is_complex) {
+    return solve_cost({op}, uplo == Uplo::Lower, a, b, opts, row, col, elem_size, is_complex);
+}
+
 Cost potrs_cost(Uplo uplo, const BlockCyclic& a, const BlockCyclic& b, const TrsmOptions& opts, int row, int col,
                 std::size_t elem_size, bool is_complex) {
-    const Op first = uplo == Uplo::Lower ? Op::N : Op::C, second = uplo == Uplo::Lower ? Op::C : Op::N;
-    const Cost x = trsm_cost(uplo, first, a, b, opts, row, col, elem_size, is_complex);
-    const Cost y = trsm_cost(uplo, second, a, b, opts, row, col, elem_size, is_complex);
-    return {x.words + y.words, x.words_recv + y.words_recv, x.msgs + y.msgs, x.flops + y.flops,
-            std::max(x.extra_bytes, y.extra_bytes)};
+    const bool lower = uplo == Uplo::Lower;
+    return lower ? solve_cost({Op::N, Op::C}, true, a, b, opts, row, col, elem_size, is_complex)
+                 : solve_cost({Op::C, Op::N}, false, a, b, opts, row, col, elem_size, is_complex);
 }
 
 }  // namespace cala
