@@ -112,3 +112,14 @@ TEST_CASE("trsm with alpha = 0 sets B to zero without reading A or moving anythi
     CHECK(test::all_ranks(zero, grid));
     CHECK(test::all_ranks(test::matches(got, Cost{}), grid));
 }
+
+TEST_CASE("trsm on a column-major grid with deep lookahead") {
+    const Comm world = Comm::borrow(MPI_COMM_WORLD);
+    const auto [p, q] = test::grids(world.size()).back();
+    const Grid2D grid(world, p, q, GridOrder::ColumnMajor);
+    const Shape s{45, 7, 4, 4, 4, 3, true, 1, 1, true};
+
+    for (int lookahead : {5, 64})
+        for (Uplo uplo : {Uplo::Lower, Uplo::Upper})
+            for (Op op : {Op::N, Op::T, Op::C}) run_case<double>(grid, s, uplo, op, Diag::NonUnit, false, lookahead);
+}
