@@ -43,11 +43,17 @@ public:
         if (g.q() == 1 || h == 0) return;
         T* dst = buf_.data() + (s % slots_) * slot_elems_;
         const int root = C.block_owner(k);
+        reqs_[static_cast<std::size_t>(s % slots_)].wait();  // the slot's previous panel (its root may not have waited)
         if (g.col() == root)
             kernels::copy(Op::N, h, sr.w, &a_.local(sr.p0, C.to_local(C.block_start(k))), a_.ld(), dst, h);
         reqs_[static_cast<std::size_t>(s % slots_)] = g.row_comm().ibcast(dst, h * sr.w, root);
     }
-    void wait(index_t s) { reqs_[static_cast<std::size_t>(s % slots_)].wait(); }
+    /// Waits until step s's panel is here (at once on its root, which reads its own copy).
+    void wait(index_t s) {
+        const Dist1D& C = a_.layout().cols;
+        if (C.block_owner(block_of_step(lower_, op_, C.num_blocks(), s)) == a_.grid().col()) return;
+        reqs_[static_cast<std::size_t>(s % slots_)].wait();
+    }
     void poll() { test_all(reqs_); }
     /// Step s's panel; its local row i (p0 <= i < p1) is at data + (i - p0).
     Piece<T> get(index_t s) const {

@@ -59,6 +59,7 @@ void trsm_2d(bool lower, bool unit, int lookahead, const MatrixRef<T>& a, const 
         }
         if (p == 1 || n_loc == 0) return;
         T* dst = xbuf.data() + (s % buf.slots_x) * slot_x;
+        xreq[static_cast<std::size_t>(s % buf.slots_x)].wait();  // the slot's previous block row
         if (sr.owner) kernels::copy(Op::N, sr.w, n_loc, &b.local(sr.d0, 0), b.ld(), dst, sr.w);
         const index_t k = block_of_step(lower, Op::N, nblk, s);
         xreq[static_cast<std::size_t>(s % buf.slots_x)] = grid.col_comm().ibcast(dst, sr.w * n_loc, R.block_owner(k));
@@ -86,9 +87,9 @@ void trsm_2d(bool lower, bool unit, int lookahead, const MatrixRef<T>& a, const 
     for (index_t s = 0; s <= ahead; ++s) panels.post(s);
     solve_and_post(0);
     for (index_t s = 0; s < nblk; ++s) {
-        xreq[static_cast<std::size_t>(s % buf.slots_x)].wait();
-        panels.wait(s);
         const auto sr = panels.rows(s);
+        if (!sr.owner) xreq[static_cast<std::size_t>(s % buf.slots_x)].wait();  // the owner sent its own copy
+        panels.wait(s);
         index_t u0 = sr.u0, u1 = sr.u1;
         if (lookahead > 0 && s + 1 < nblk) {
             // The next block row first: on its owner row it is the end of the update range
