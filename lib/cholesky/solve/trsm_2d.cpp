@@ -10,7 +10,8 @@
 //   X_k    process row k%p broadcasts the solved B_k (wk x nrhs_loc) down every process column;
 //   update every rank: B(i, :) -= A(i, k)·X_k over its local rows of blocks i > k, one GEMM.
 // Lookahead (>= 1): the rows of block k+1 are updated first, solved, and X_{k+1} posted before
-// the rest of the update, which runs in chunks with MPI progress in between.
+// the rest of the update, which runs in chunks with MPI progress in between. A root reads its own
+// copy of what it broadcasts and waits for the broadcast only before reusing the slot.
 //
 //   2 x 2 grid, R and A's columns start on process 0, K = 3, lower:
 //   k=0: (r,0) -> (r,1) A(0:,0)|r-rows;  (0,c) solves B_0, (0,c) -> (1,c) X_0;  all update
