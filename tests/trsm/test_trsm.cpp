@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+
 #include "trsm/trsm_case.hpp"
 
 using namespace cala;
@@ -122,4 +124,23 @@ TEST_CASE("trsm on a column-major grid with deep lookahead") {
     for (int lookahead : {5, 64})
         for (Uplo uplo : {Uplo::Lower, Uplo::Upper})
             for (Op op : {Op::N, Op::T, Op::C}) run_case<double>(grid, s, uplo, op, Diag::NonUnit, false, lookahead);
+}
+
+// Opt-in (CALA_TRSM_FUZZ=1): 400 random layouts, offsets, grid orders, ops and lookaheads.
+TEST_CASE("fuzz" * doctest::skip(std::getenv("CALA_TRSM_FUZZ") == nullptr)) {
+    const Comm world = Comm::borrow(MPI_COMM_WORLD);
+    std::mt19937_64 g(12345);
+    auto u = [&](int lo, int hi) { return static_cast<index_t>(std::uniform_int_distribution<int>(lo, hi)(g)); };
+    for (int it = 0; it < 400; ++it) {
+        const auto gr = test::grids(world.size());
+        const auto [p, q] = gr[static_cast<std::size_t>(it) % gr.size()];
+        const Grid2D grid(world, p, q, it % 2 ? GridOrder::ColumnMajor : GridOrder::RowMajor);
+        const index_t mba = u(1, 6);
+        const Shape s{u(0, 30), u(0, 9), mba, u(0, 2) ? mba : u(1, 6), u(1, 6), u(1, 4), u(0, 1) == 1, u(0, 5), u(0, 5), true};
+        const Uplo uplo = u(0, 1) ? Uplo::Lower : Uplo::Upper;
+        const Op op = static_cast<Op>(u(0, 2));
+        const Diag diag = u(0, 1) ? Diag::Unit : Diag::NonUnit;
+        if (u(0, 1)) run_case<double>(grid, s, uplo, op, diag, u(0, 20) == 0, static_cast<int>(u(0, 3)));
+        else run_case<std::complex<float>>(grid, s, uplo, op, diag, false, static_cast<int>(u(0, 3)));
+    }
 }
