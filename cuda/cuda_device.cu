@@ -40,41 +40,65 @@ struct CudaDevice::Impl {
     cudaEvent_t chunk[2]{};  // compute-stream marks of the last two barriers
     bool chunk_recorded[2]{};
     int chunk_cur = 0;
+    std::int64_t gemms_since_barrier = 0;
     std::unordered_map<void*, BlockSync> sync;  // by block base address
     std::unique_ptr<device::TileCache> pool;
     std::vector<const void*> pinned;
     std::int64_t reused = 0;
 
+    // Blocks come from the device's stream-ordered memory pool where it has one (kept across
+    // calls, so a new CudaDevice does not pay cudaMalloc again, and a free does not synchronize
+    // the GPU): allocated on the in-stream, whose event orders the block's first use on the
+    // others; freed on the in-stream after every use of the block.
+    bool async_pool = false;
+
     void* block_alloc(std::int64_t bytes) {
         CALA_CHECK_CUDA(cudaSetDevice(ordinal));
         void* p = nullptr;
-        CALA_CHECK_CUDA(cudaMalloc(&p, static_cast<std::size_t>(bytes)));
+        if (async_pool)
+            CALA_CHECK_CUDA(cudaMallocAsync(&p, static_cast<std::size_t>(bytes), stream[In]));
+        else
+            CALA_CHECK_CUDA(cudaMalloc(&p, static_cast<std::size_t>(bytes)));
         BlockSync b;
-        for (auto& e : b.ev) {
-            if (const cudaError_t rc = cudaEventCreateWithFlags(&e, cudaEventDisableTiming); rc != cudaSuccess) {
-                for (auto& made : b.ev)
-                    if (made) cudaEventDestroy(made);
-                cudaFree(p);
-                CALA_CHECK_CUDA(rc);
-            }
+        cudaError_t rc = cudaSuccess;
+        for (auto& e : b.ev)
+            if (rc == cudaSuccess) rc = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+        if (rc == cudaSuccess && async_pool) {
+            rc = cudaEventRecord(b.ev[In], stream[In]);
+            b.recorded[In] = true;
+        }
+        if (rc != cudaSuccess) {
+            for (auto& made : b.ev)
+                if (made) cudaEventDestroy(made);
+            async_pool ? cudaFreeAsync(p, stream[In]) : cudaFree(p);
+            CALA_CHECK_CUDA(rc);
         }
         sync.emplace(p, b);
         return p;
     }
-    void block_free(void* p, std::int64_t) noexcept {  // the block's pending work completes first
+    void block_free(void* p, std::int64_t) noexcept {  // after the block's pending work
         cudaSetDevice(ordinal);
-        if (auto it = sync.find(p); it != sync.end()) {
+        auto it = sync.find(p);
+        if (async_pool) {
+            if (it != sync.end()) {
+                for (int s = 0; s < NStreams; ++s)
+                    if (s != In && it->second.recorded[s]) cudaStreamWaitEvent(stream[In], it->second.ev[s], 0);
+                for (auto e : it->second.foreign) cudaStreamWaitEvent(stream[In], e, 0);
+            }
+            cudaFreeAsync(p, stream[In]);
+        }
+        if (it != sync.end()) {
             for (int s = 0; s < NStreams; ++s) {
-                if (it->second.recorded[s]) cudaEventSynchronize(it->second.ev[s]);
+                if (!async_pool && it->second.recorded[s]) cudaEventSynchronize(it->second.ev[s]);
                 cudaEventDestroy(it->second.ev[s]);
             }
             for (auto e : it->second.foreign) {
-                cudaEventSynchronize(e);
+                if (!async_pool) cudaEventSynchronize(e);
                 cudaEventDestroy(e);
             }
             sync.erase(it);
         }
-        cudaFree(p);
+        if (!async_pool) cudaFree(p);
     }
     BlockSync* sync_of(const void* p) {
         void* base = pool->block_of(p);
@@ -122,10 +146,27 @@ CudaDevice::CudaDevice(int ordinal, std::int64_t cap) : impl_(std::make_unique<I
         throw Error("CudaDevice: ordinal " + std::to_string(ordinal) + " but " + std::to_string(n) +
                     " CUDA device(s) visible");
     CALA_CHECK_CUDA(cudaSetDevice(ordinal));
+    for (auto& s : im.stream) CALA_CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    int pools = 0;
+    if (cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, ordinal) == cudaSuccess && pools) {
+        cudaMemPool_t mp = nullptr;
+        std::uint64_t keep = ~std::uint64_t{0};  // freed memory stays in the pool for the next call
+        im.async_pool = cudaDeviceGetDefaultMemPool(&mp, ordinal) == cudaSuccess &&
+                        cudaMemPoolSetAttribute(mp, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess;
+    }
+    (void)cudaGetLastError();
+    // cap 0: the free memory, counting what the pool keeps from earlier calls as free.
     std::size_t free_b = 0, total_b = 0;
     CALA_CHECK_CUDA(cudaMemGetInfo(&free_b, &total_b));
-    const std::int64_t budget = cap > 0 ? cap : static_cast<std::int64_t>(free_b) / 20 * 19;
-    for (auto& s : im.stream) CALA_CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    std::int64_t avail = static_cast<std::int64_t>(free_b);
+    if (cudaMemPool_t mp = nullptr; im.async_pool && cudaDeviceGetDefaultMemPool(&mp, ordinal) == cudaSuccess) {
+        std::uint64_t reserved = 0, used = 0;
+        if (cudaMemPoolGetAttribute(mp, cudaMemPoolAttrReservedMemCurrent, &reserved) == cudaSuccess &&
+            cudaMemPoolGetAttribute(mp, cudaMemPoolAttrUsedMemCurrent, &used) == cudaSuccess && reserved > used)
+            avail += static_cast<std::int64_t>(reserved - used);
+    }
+    (void)cudaGetLastError();
+    const std::int64_t budget = cap > 0 ? cap : avail / 20 * 19;
     for (auto& e : im.chunk) CALA_CHECK_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     CALA_CHECK_CUBLAS(cublasCreate(&im.blas));
     CALA_CHECK_CUBLAS(cublasSetStream(im.blas, im.stream[Compute]));
@@ -146,7 +187,8 @@ CudaDevice::~CudaDevice() {
     for (auto s : im.stream)
         if (s) cudaStreamSynchronize(s);
     end_host_ranges();
-    im.pool.reset();
+    im.pool.reset();  // frees are ordered on the in-stream
+    if (im.stream[In]) cudaStreamSynchronize(im.stream[In]);
     for (auto e : im.chunk)
         if (e) cudaEventDestroy(e);
     if (im.blas) cublasDestroy(im.blas);
@@ -265,6 +307,7 @@ void CudaDevice::gemm(device::Scalar s, Op op_a, Op op_b, index_t m, index_t n, 
         break;
     }
     for (auto* bs : blocks) im.mark(Compute, bs);
+    ++im.gemms_since_barrier;
 }
 
 void CudaDevice::synchronize() {
@@ -276,6 +319,8 @@ void CudaDevice::synchronize() {
 void CudaDevice::barrier() {
     // The host runs at most one chunk ahead: mark this chunk's end, wait for the previous one's.
     auto& im = *impl_;
+    if (im.gemms_since_barrier == 0) return;  // nothing computed since the last one
+    im.gemms_since_barrier = 0;
     CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
     CALA_CHECK_CUDA(cudaEventRecord(im.chunk[im.chunk_cur], im.stream[Compute]));
     im.chunk_recorded[im.chunk_cur] = true;

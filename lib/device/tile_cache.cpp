@@ -69,15 +69,25 @@ void* TileCache::grab(void* p) {
     return p;
 }
 
-void* TileCache::take(std::int64_t bytes) {
-    // 1. A released block of this size that holds nothing worth keeping.
-    for (void* p : lru_) {
-        const Block& b = blocks_.at(reinterpret_cast<std::uintptr_t>(p));
-        if (b.bytes == bytes && !b.tagged) return grab(p);
-    }
+void* TileCache::take(std::int64_t bytes, bool for_tile) {
+    // 1. An anonymous request: a released anonymous block of this size (nothing worth keeping).
+    //    A host tile does not take one: anonymous blocks are C tiles whose write-back may still
+    //    be running, and their next C tiles reuse them in release order, behind the write-back.
+    auto oldest = [&](bool tagged) -> void* {
+        for (void* p : lru_) {
+            const Block& b = blocks_.at(reinterpret_cast<std::uintptr_t>(p));
+            if (b.bytes == bytes && b.tagged == tagged) return p;
+        }
+        return nullptr;
+    };
+    if (!for_tile)
+        if (void* p = oldest(false)) return grab(p);
     // 2. Room for a new block: keeps the resident tiles resident.
     if (physical_ + bytes <= budget_) return fresh(bytes);
-    // 3. Least recently released first: reuse it if it has the size, else free it and retry.
+    // 3. A host tile reuses the least recently released host tile of its size.
+    if (for_tile)
+        if (void* p = oldest(true)) return grab(p);
+    // 4. Least recently released first: reuse it if it has the size, else free it and retry.
     while (!lru_.empty()) {
         void* p = lru_.front();
         auto it = blocks_.find(reinterpret_cast<std::uintptr_t>(p));
@@ -92,7 +102,7 @@ void* TileCache::take(std::int64_t bytes) {
 
 void* TileCache::acquire(std::int64_t bytes) {
     check_room(bytes);
-    return take(bytes);
+    return take(bytes, false);
 }
 
 void* TileCache::acquire(std::int64_t bytes, const TileId& id, bool& hit) {
@@ -112,7 +122,7 @@ void* TileCache::acquire(std::int64_t bytes, const TileId& id, bool& hit) {
         }
     }
     check_room(bytes);
-    void* p = take(bytes);
+    void* p = take(bytes, true);
     Block& b = blocks_.at(reinterpret_cast<std::uintptr_t>(p));
     if (auto f = ids_.find(id); f != ids_.end())  // a stale tag of another size
         untag(blocks_.at(reinterpret_cast<std::uintptr_t>(f->second)));

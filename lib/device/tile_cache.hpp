@@ -5,6 +5,11 @@
 // copy. The policy only: blocks come from an allocate/free pair the backend supplies
 // (CudaDevice: cudaMalloc/cudaFree), so it is tested on the host with a fake allocator.
 //
+// Which block a request gets: an anonymous request (a C tile) first takes the least recently
+// released anonymous block of its size; then a new block while physical bytes allow; then a host
+// tile takes the least recently released host tile of its size; then plain LRU: the least
+// recently released block is reused if it has the size, else freed, until a new one fits.
+//
 // Invariants: live bytes (blocks with references) <= budget, checked before every acquire
 // (DeviceMemoryError past it); physical bytes (live + released blocks kept for reuse) <= budget,
 // kept by freeing the least recently released blocks first.
@@ -91,7 +96,7 @@ private:
     };
 
     void check_room(std::int64_t bytes) const;
-    void* take(std::int64_t bytes);
+    void* take(std::int64_t bytes, bool for_tile);
     void* fresh(std::int64_t bytes);
     void* grab(void* p);
     void untag(Block& b) noexcept;

@@ -153,3 +153,24 @@ TEST_CASE("TileCache: random loads and releases never exceed the budget, live or
     CHECK(cache.stats().hits > 0);
     CHECK(cache.stats().evictions > 0);
 }
+
+TEST_CASE("TileCache: host tiles reuse host-tile blocks, C tiles reuse C blocks in release order") {
+    Counting mem;
+    auto cache = mem.make(400);
+    bool hit = false;
+    void* c0 = cache.acquire(100);
+    void* c1 = cache.acquire(100);
+    void* a0 = cache.acquire(100, tile(0), hit);
+    void* a1 = cache.acquire(100, tile(1), hit);
+    cache.release(c0), cache.release(c1), cache.release(a0), cache.release(a1);
+
+    void* a2 = cache.acquire(100, tile(2), hit);  // not a C block: its write-back may be running
+    void* c2 = cache.acquire(100);
+    void* c3 = cache.acquire(100);
+
+    CHECK(a2 == a0);
+    CHECK(c2 == c0);  // release order: the first written back is the first reused
+    CHECK(c3 == c1);
+    CHECK(cache.acquire(100, tile(1), hit) == a1);
+    CHECK(hit);
+}
