@@ -81,9 +81,14 @@ class HostRanges {
 public:
     HostRanges(std::span<Device* const> devs, const std::vector<std::pair<const void*, std::int64_t>>& r)
         : devs_(devs) {
-        for (auto* d : devs_) {
-            d->begin_host_ranges(r);
-            ++begun_;
+        try {
+            for (auto* d : devs_) {
+                d->begin_host_ranges(r);
+                ++begun_;
+            }
+        } catch (...) {
+            for (std::size_t g = 0; g < begun_; ++g) devs_[g]->end_host_ranges();
+            throw;
         }
     }
     ~HostRanges() {
