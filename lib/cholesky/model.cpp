@@ -104,16 +104,14 @@ LoopTotals engine_cost(const CholGeom& g, int me, int r, int c, bool cplx) {
                     if (rp == r) t.send(w);
                     else t.receive(w);
                 }
-            // Trailing update of my columns j > l.
+            // Trailing update of my columns j > l: rows of my panel tiles at or below j.
+            std::vector<index_t> suffix(rows.size() + 1, 0);
+            for (std::size_t x = rows.size(); x-- > 0;) suffix[x] = suffix[x + 1] + g.size(rows[x]);
             for (index_t j = l + 1; j < g.mt(); ++j) {
                 if (g.co(j) != c) continue;
-                index_t below = 0;
-                bool has_diag = false;
-                for (index_t i : rows)
-                    if (i >= j) {
-                        below += g.size(i);
-                        if (i == j) has_diag = true;
-                    }
+                const auto it = std::lower_bound(rows.begin(), rows.end(), j);
+                const index_t below = suffix[static_cast<std::size_t>(it - rows.begin())];
+                const bool has_diag = it != rows.end() && *it == j;
                 const double bj = double(g.size(j));
                 if (has_diag) out.flops += fm * (bj * (bj + 1) * width + 2.0 * (below - bj) * bj * width);
                 else out.flops += fm * 2.0 * below * bj * width;
@@ -201,7 +199,7 @@ struct Scored {
     CholeskyPlanInfo info;
 };
 
-// Busiest-rank figures of a plan: all ranks up to 64, else a sample.
+// Busiest-rank figures of a plan: all ranks up to 16, else a sample of 16.
 CholeskyPlanInfo score(const CholPlan& plan, Uplo uplo, const BlockCyclic& a, GridOrder order, std::size_t elem,
                        bool cplx, const MachineModel& m) {
     CholeskyPlanInfo info;
@@ -212,10 +210,10 @@ CholeskyPlanInfo score(const CholPlan& plan, Uplo uplo, const BlockCyclic& a, Gr
     const int nranks = a.p() * a.q();
     info.idle_ranks = plan.h > 1 ? nranks - plan.p * plan.q * plan.h : 0;
     std::vector<int> ranks;
-    if (nranks <= 64) {
+    if (nranks <= 16) {
         for (int x = 0; x < nranks; ++x) ranks.push_back(x);
-    } else {
-        for (int x = 0; x < 64; ++x) ranks.push_back(static_cast<int>(std::int64_t(x) * (nranks - 1) / 63));
+    } else {  // a sample: the first and last ranks of each layer and grid row are the busiest
+        for (int x = 0; x < 16; ++x) ranks.push_back(static_cast<int>(std::int64_t(x) * (nranks - 1) / 15));
     }
     double worst = 0;
     for (int x : ranks) {
@@ -250,7 +248,12 @@ CholeskyPlanInfo plan_info(Uplo uplo, const BlockCyclic& a, GridOrder order, con
             o.grid3d = {};
             cands.push_back(o);
         }
-        for (int h = 2; h <= nranks; ++h) {
+        // h up to twice the cube root of P (the 3D optimum is h = P^(1/3)) and the tile count.
+        const int hmax = std::min<index_t>(nranks, std::min<index_t>(
+            std::max<index_t>(2, static_cast<index_t>(2.0 * std::cbrt(double(nranks)) + 0.5)),
+            (a.m() + std::max<index_t>(1, opts.block_size > 0 ? opts.block_size : a.cols.nb) - 1) /
+                std::max<index_t>(1, opts.block_size > 0 ? opts.block_size : a.cols.nb)));
+        for (int h = 2; h <= hmax; ++h) {
             const int layer = nranks / h;
             if (layer < 1 || 2 * layer * h <= nranks) continue;
             const auto [p, q] = Grid2D::squarest(layer);
