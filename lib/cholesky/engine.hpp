@@ -1,0 +1,28 @@
+#pragma once
+// The right-looking tile loop of cala::potrf on one rank of a p x q x h grid (h = 1: 2D).
+// See geometry.hpp for the schedule; lib/cholesky/potrf.cpp sets up layouts and grids.
+
+#include "cala/cholesky.hpp"
+#include "cala/comm.hpp"
+#include "cholesky/geometry.hpp"
+
+namespace cala::detail {
+
+struct EngineArgs {
+    CholGeom g;
+    int layer = 0, row = 0, col = 0;  ///< this rank
+    const Comm* row_comm = nullptr;   ///< the q ranks of this process row in this layer (rank == col)
+    const Comm* col_comm = nullptr;   ///< the p ranks of this process column (rank == row)
+    const Comm* fiber = nullptr;      ///< the h ranks of this (row, col) (rank == layer); null for 2D
+    int lookahead = 1;
+    PanelMode panel = PanelMode::Single;
+    int panel_threads = 0;
+};
+
+/// Factors the lower triangle held in the local array w (ld ldw, the working layout of a.g on
+/// this rank's layer). Returns the 1-based global index of the first pivot that failed on this
+/// rank, or 0. Traffic follows geometry.hpp's schedule exactly (the model counts the same).
+template <class T>
+index_t potrf_engine(const EngineArgs& a, T* w, index_t ldw);
+
+}  // namespace cala::detail

@@ -1,0 +1,329 @@
+// Exact cost of cala::potrf per rank: the engine's schedule (geometry.hpp) counted with the
+// Traffic convention of comm.hpp, plus the conversions; and the planner built on it.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include "cala/error.hpp"
+#include "cholesky/plan.hpp"
+#include "cholesky/planner.hpp"
+#include "core/check.hpp"
+#include "model/costs.hpp"
+
+namespace cala {
+
+namespace detail {
+namespace {
+
+struct Tally {
+    std::int64_t sent = 0, recv = 0, msgs = 0;
+    void send(std::int64_t w) {
+        if (w > 0) sent += w, msgs += 1;
+    }
+    void receive(std::int64_t w) {
+        if (w > 0) recv += w, msgs += 1;
+    }
+};
+
+// The tile loop on process (layer, r, c): traffic, flops (real count) and the peak of its
+// buffers in elements.
+struct LoopTotals {
+    Tally t;
+    double flops = 0;
+    std::int64_t buffers = 0;
+};
+
+LoopTotals engine_cost(const CholGeom& g, int me, int r, int c, bool cplx) {
+    LoopTotals out;
+    Tally& t = out.t;
+    const int h = g.h, p = g.p(), q = g.q();
+    const double fm = cplx ? 4.0 : 1.0;  // flops of a complex multiply-add over a real one
+    std::int64_t panel_peak[2] = {0, 0};
+    for (index_t l = 0; l < g.mt(); ++l) {
+        const index_t b = g.size(l);
+        const bool diag = r == g.ro(l) && c == g.co(l), in_col = c == g.co(l);
+        std::int64_t step_buf = 0, transient = 0;
+        if (diag) {
+            if (h > 1) t.send(b * b), t.receive(b * b), transient = std::max<std::int64_t>(transient, b * b);
+            out.flops += fm * double(b) * b * b / 3.0;
+        }
+        const auto mine = g.panel_rows(l, r, me);
+        if (in_col && g.layer_solves(l, me) && p > 1) {
+            if (r == g.ro(l)) t.send(b * b);
+            else t.receive(b * b);
+            step_buf += b * b;
+        }
+        if (in_col && h > 1) {
+            std::int64_t red = 0;
+            for (int x = 0; x < h; ++x) {
+                const auto tl = g.panel_rows(l, r, x);
+                if (tl.empty()) continue;
+                const std::int64_t w = g.rows_of(tl) * b;
+                red += w;
+                if (x == me) t.receive(w);
+                else t.send(w);
+            }
+            transient = std::max(transient, step_buf + red);
+        }
+        if (in_col && !mine.empty()) out.flops += fm * double(g.rows_of(mine)) * b * b;
+        const auto [s0, s1] = g.slice(l, me);
+        const index_t width = s1 - s0;
+        const auto rows = g.panel_rows(l, r, -1);
+        const index_t nrows = g.rows_of(rows);
+        if (in_col && h > 1) {
+            std::int64_t io = 0;
+            if (!mine.empty())
+                for (int s = 0; s < h; ++s) {
+                    if (s == me) continue;
+                    const auto [a0, a1] = g.slice(l, s);
+                    if (a1 > a0) t.send(g.rows_of(mine) * (a1 - a0)), io += g.rows_of(mine) * (a1 - a0);
+                }
+            if (width > 0)
+                for (int x = 0; x < h; ++x) {
+                    if (x == me) continue;
+                    const auto tl = g.panel_rows(l, r, x);
+                    if (!tl.empty()) t.receive(g.rows_of(tl) * width), io += g.rows_of(tl) * width;
+                }
+            transient = std::max(transient, step_buf + io + nrows * width);
+        }
+        std::int64_t panel = 0;
+        if (width > 0) {
+            panel += nrows * width;
+            if (q > 1 && nrows > 0) {
+                if (c == g.co(l)) t.send(nrows * width);
+                else t.receive(nrows * width);
+            }
+            if (p > 1)
+                for (int rp = 0; rp < p; ++rp) {
+                    const auto ct = g.column_tiles(l, rp, c);
+                    if (ct.empty()) continue;
+                    const std::int64_t w = g.rows_of(ct) * width;
+                    panel += w;
+                    if (rp == r) t.send(w);
+                    else t.receive(w);
+                }
+            // Trailing update of my columns j > l.
+            for (index_t j = l + 1; j < g.mt(); ++j) {
+                if (g.co(j) != c) continue;
+                index_t below = 0;
+                bool has_diag = false;
+                for (index_t i : rows)
+                    if (i >= j) {
+                        below += g.size(i);
+                        if (i == j) has_diag = true;
+                    }
+                const double bj = double(g.size(j));
+                if (has_diag) out.flops += fm * (bj * (bj + 1) * width + 2.0 * (below - bj) * bj * width);
+                else out.flops += fm * 2.0 * below * bj * width;
+            }
+        }
+        // Two steps' panels are alive at once (lookahead), plus this step's transient buffers.
+        panel_peak[l % 2] = panel;
+        out.buffers = std::max(out.buffers, panel_peak[0] + panel_peak[1] + transient + step_buf);
+    }
+    return out;
+}
+
+std::int64_t layer_share(const CholGeom& g, int r, int c) { return g.rows.local_size(r) * g.cols.local_size(c); }
+
+}  // namespace
+
+Cost potrf_plan_cost(const CholPlan& plan, Uplo uplo, const BlockCyclic& a, GridOrder order, int rank,
+                     std::size_t elem, bool cplx) {
+    (void)uplo;
+    Cost cost;
+    std::int64_t convert_words = 0, convert_recv = 0, convert_msgs = 0, convert_store = 0, redist_peak = 0;
+    int me = 0, r = 0, c = 0;
+    bool active = true;
+    if (plan.h == 1) {
+        const Placement up = user_placement(a, order);
+        const int idx = up.index_of(rank);
+        r = idx / a.q(), c = idx % a.q();
+        if (plan.convert) {
+            const Cost in = redistribute_cost(plan.op, a, plan.work, r, c);
+            const Cost back = redistribute_cost(plan.op, plan.work, a, r, c);
+            convert_words = in.words + back.words, convert_recv = in.words_recv + back.words_recv;
+            convert_msgs = in.msgs + back.msgs;
+            convert_store = plan.work.rows.local_size(r) * plan.work.cols.local_size(c);
+            const RedistGeometry gi(plan.op, a, plan.work), gb(plan.op, plan.work, a);
+            const auto ti = redist_traffic(gi, up, user_placement(plan.work, order), rank);
+            const auto tb = redist_traffic(gb, user_placement(plan.work, order), up, rank);
+            redist_peak = std::max(ti.send_total + ti.recv_others, tb.send_total + tb.recv_others);
+        }
+    } else {
+        const Placement up = user_placement(a, order);
+        const Placement cp = chol_compact_placement(plan);
+        const RedistGeometry gi(plan.op, a, cp.layout), gb(plan.op, cp.layout, a);
+        const auto ti = redist_traffic(gi, up, cp, rank);
+        const auto tb = redist_traffic(gb, cp, up, rank);
+        convert_words = ti.words + tb.words, convert_recv = ti.recv_others + tb.recv_others;
+        convert_msgs = ti.msgs + tb.msgs;
+        redist_peak = std::max(ti.send_total + ti.recv_others, tb.send_total + tb.recv_others);
+        active = rank < plan.p * plan.q * plan.h;
+        if (active) {
+            me = rank / (plan.p * plan.q), r = (rank / plan.q) % plan.p, c = rank % plan.q;
+            const int idx = cp.index_of(rank);
+            convert_store = cp.layout.rows.local_size(idx / plan.q) * cp.layout.cols.local_size(idx % plan.q);
+        }
+    }
+    cost.words = convert_words;
+    cost.words_recv = convert_recv;
+    cost.msgs = convert_msgs;
+    std::int64_t peak = convert_store + redist_peak;
+    if (active) {
+        const LoopTotals lt = engine_cost(plan.geom, me, r, c, cplx);
+        cost.words += lt.t.sent + lt.t.recv;
+        cost.words_recv += lt.t.recv;
+        cost.msgs += lt.t.msgs;
+        cost.flops = lt.flops;
+        const std::int64_t layer = plan.h > 1 ? layer_share(plan.geom, r, c) : 0;
+        peak = std::max(peak, convert_store + layer + lt.buffers);
+    }
+    cost.extra_bytes = peak * static_cast<std::int64_t>(elem);
+    return cost;
+}
+
+namespace {
+
+std::int64_t memory_limit(const CholeskyOptions& o) {
+    if (o.memory_limit_bytes > 0) return o.memory_limit_bytes;
+    if (const char* s = std::getenv("CALA_MAX_MEMORY_MB")) {
+        const double mb = std::atof(s);
+        if (mb > 0) return static_cast<std::int64_t>(mb * 1024 * 1024);
+    }
+    return 0;
+}
+
+struct Scored {
+    CholeskyOptions opts;
+    CholeskyPlanInfo info;
+};
+
+// Busiest-rank figures of a plan: all ranks up to 64, else a sample.
+CholeskyPlanInfo score(const CholPlan& plan, Uplo uplo, const BlockCyclic& a, GridOrder order, std::size_t elem,
+                       bool cplx, const MachineModel& m) {
+    CholeskyPlanInfo info;
+    info.variant = plan.variant;
+    info.grid = {plan.p, plan.q, plan.h};
+    info.block_size = plan.work.rows.nb;
+    info.converted = plan.convert;
+    const int nranks = a.p() * a.q();
+    info.idle_ranks = plan.h > 1 ? nranks - plan.p * plan.q * plan.h : 0;
+    std::vector<int> ranks;
+    if (nranks <= 64) {
+        for (int x = 0; x < nranks; ++x) ranks.push_back(x);
+    } else {
+        for (int x = 0; x < 64; ++x) ranks.push_back(static_cast<int>(std::int64_t(x) * (nranks - 1) / 63));
+    }
+    double worst = 0;
+    for (int x : ranks) {
+        const Cost cst = potrf_plan_cost(plan, uplo, a, order, x, elem, cplx);
+        const double wmax = double(std::max(cst.words - cst.words_recv, cst.words_recv));
+        const double tm = m.latency_s * cst.msgs + m.seconds_per_byte * wmax * elem + m.seconds_per_flop * cst.flops;
+        info.words = std::max(info.words, wmax);
+        info.msgs = std::max(info.msgs, double(cst.msgs));
+        info.flops = std::max(info.flops, cst.flops);
+        info.memory_bytes = std::max(info.memory_bytes, cst.extra_bytes);
+        worst = std::max(worst, tm);
+    }
+    info.predicted_time_s = worst;
+    return info;
+}
+
+}  // namespace
+
+CholeskyPlanInfo plan_info(Uplo uplo, const BlockCyclic& a, GridOrder order, const CholeskyOptions& opts,
+                           std::size_t elem, bool cplx, CholeskyOptions* chosen) {
+    const MachineModel m = MachineModel::from_env();
+    const int nranks = a.p() * a.q();
+    std::vector<CholeskyOptions> cands;
+    const bool layered = opts.variant == CholeskyVariant::Repl || opts.variant == CholeskyVariant::ReplPart;
+    if (opts.variant == CholeskyVariant::TwoD || (layered && opts.grid3d.p > 0)) {
+        cands.push_back(opts);
+    } else {
+        // 2D on the user's grid, and every p x q x h with h >= 2, P/2 < p·q·h <= P.
+        if (!layered) {
+            CholeskyOptions o = opts;
+            o.variant = CholeskyVariant::TwoD;
+            o.grid3d = {};
+            cands.push_back(o);
+        }
+        for (int h = 2; h <= nranks; ++h) {
+            const int layer = nranks / h;
+            if (layer < 1 || 2 * layer * h <= nranks) continue;
+            const auto [p, q] = Grid2D::squarest(layer);
+            for (CholeskyVariant v : {CholeskyVariant::ReplPart, CholeskyVariant::Repl}) {
+                if (layered && v != opts.variant) continue;
+                CholeskyOptions o = opts;
+                o.variant = v;
+                o.grid3d = {p, q, h};
+                cands.push_back(o);
+            }
+        }
+    }
+    const std::int64_t limit = memory_limit(opts);
+    bool found = false;
+    CholeskyPlanInfo best, cheapest;
+    CholeskyOptions best_opts;
+    for (const auto& o : cands) {
+        const CholPlan plan = make_chol_plan(uplo, a, nranks, o);
+        const CholeskyPlanInfo info = score(plan, uplo, a, order, elem, cplx, m);
+        if (cheapest.memory_bytes == 0 || info.memory_bytes < cheapest.memory_bytes) cheapest = info;
+        if (limit > 0 && info.memory_bytes > limit) continue;
+        // Prefer 2D on ties (no conversion, no replication).
+        if (!found || info.predicted_time_s < best.predicted_time_s * 0.98) {
+            best = info, best_opts = o, found = true;
+        }
+    }
+    if (!found)
+        throw Error(cat("potrf: no plan fits the memory limit of ", limit / (1024 * 1024), " MB per rank; the cheapest plan needs ",
+                        (cheapest.memory_bytes + 1024 * 1024 - 1) / (1024 * 1024), " MB per rank"));
+    if (chosen) *chosen = best_opts;
+    return best;
+}
+
+CholeskyOptions resolve_potrf(Uplo uplo, const BlockCyclic& a, GridOrder order, const CholeskyOptions& opts,
+                              std::size_t elem, bool cplx) {
+    const bool fixed = opts.variant == CholeskyVariant::TwoD ||
+                       ((opts.variant == CholeskyVariant::Repl || opts.variant == CholeskyVariant::ReplPart) &&
+                        opts.grid3d.p > 0);
+    if (fixed && memory_limit(opts) == 0) return opts;
+    CholeskyOptions chosen;
+    plan_info(uplo, a, order, opts, elem, cplx, &chosen);
+    return chosen;
+}
+
+}  // namespace detail
+
+std::string CholeskyPlanInfo::describe() const {
+    std::ostringstream s;
+    s << to_string(variant) << ' ' << grid.p << 'x' << grid.q << 'x' << grid.c << " nb=" << block_size
+      << (converted ? " converted" : "") << " words=" << words << " msgs=" << msgs
+      << " mem=" << memory_bytes << "B predicted=" << predicted_time_s << "s";
+    if (idle_ranks > 0) s << " idle=" << idle_ranks;
+    return s.str();
+}
+
+CholeskyPlanInfo plan_potrf(Uplo uplo, const BlockCyclic& a, GridOrder order, const CholeskyOptions& opts,
+                            std::size_t elem_size, bool is_complex) {
+    return detail::plan_info(uplo, a, order, opts, elem_size, is_complex, nullptr);
+}
+
+CholeskyPlanInfo plan_potrf(index_t n, int nranks, const CholeskyOptions& opts, const MachineModel& machine,
+                            index_t user_block, std::size_t elem_size) {
+    (void)machine;
+    const auto [p, q] = Grid2D::squarest(nranks);
+    const BlockCyclic a(n, n, user_block, user_block, p, q);
+    return detail::plan_info(Uplo::Lower, a, GridOrder::RowMajor, opts, elem_size, false, nullptr);
+}
+
+Cost potrf_cost(Uplo uplo, const BlockCyclic& a, GridOrder order, const CholeskyOptions& opts, int rank,
+                std::size_t elem_size, bool is_complex) {
+    const CholeskyOptions o = detail::resolve_potrf(uplo, a, order, opts, elem_size, is_complex);
+    const detail::CholPlan plan = detail::make_chol_plan(uplo, a, a.p() * a.q(), o);
+    return detail::potrf_plan_cost(plan, uplo, a, order, rank, elem_size, is_complex);
+}
+
+}  // namespace cala

@@ -1,0 +1,34 @@
+#pragma once
+// How cala::potrf runs a given input: the variant, the p x q x h grid, and the working layout.
+// Pure arithmetic, shared by the driver (potrf.cpp) and the model (model.cpp).
+
+#include <vector>
+
+#include "cala/cholesky.hpp"
+#include "cholesky/geometry.hpp"
+#include "matrix/redist_plan.hpp"
+
+namespace cala::detail {
+
+struct CholPlan {
+    CholeskyVariant variant = CholeskyVariant::TwoD;
+    int p = 1, q = 1, h = 1;  ///< grid of the factorization (2D: the user's)
+    bool convert = false;     ///< the input is redistributed into the working layout and back
+    Op op = Op::N;            ///< the conversion's op: C for Uplo::Upper (factor Aᴴ's lower triangle)
+    BlockCyclic work;         ///< each layer's p x q layout (2D without conversion: the user's)
+    CholGeom geom;
+};
+
+/// Whether a layout has square tiles aligned with the diagonal (the engine works on it as is).
+bool chol_aligned(const BlockCyclic& l);
+
+/// The plan for these arguments on `nranks` ranks (the variant and grid come from `opts`;
+/// CholeskyVariant::Auto must have been resolved by the planner into opts.variant/grid3d).
+CholPlan make_chol_plan(Uplo uplo, const BlockCyclic& a, int nranks, const CholeskyOptions& opts);
+
+/// Where the layered (2.5D) input lives between the conversion and the copy into each layer's
+/// full share: block row i on layer home(i), as a virtual (h·p) x q grid over the ranks.
+Placement chol_compact_placement(const CholPlan& plan);
+BlockCyclic chol_compact_layout(const CholPlan& plan);
+
+}  // namespace cala::detail

