@@ -1,0 +1,117 @@
+// Exact cost of cala::trsm and cala::potrs per rank: the plan's redistributions (from the
+// redistribution geometry, as gemm's model does) plus the tile loops of trsm_2d*.cpp.
+
+#include <algorithm>
+#include <initializer_list>
+
+#include "cala/cholesky.hpp"
+#include "cholesky/solve/trsm_plan.hpp"
+#include "matrix/redist_plan.hpp"
+
+namespace cala {
+
+namespace {
+
+detail::RedistTraffic redist_summary(Op op, const BlockCyclic& src, const BlockCyclic& dst, int row, int col) {
+    const detail::RedistGeometry geo(op, src, dst);
+    detail::Placement ps{src, {}}, pd{dst, {}};
+    for (int i = 0; i < src.p() * src.q(); ++i) ps.ranks.push_back(i), pd.ranks.push_back(i);
+    return detail::redist_traffic(geo, ps, pd, row * src.q() + col);
+}
+
+std::int64_t local_elems(const BlockCyclic& l, int row, int col) {
+    return l.rows.local_size(row) * l.cols.local_size(col);
+}
+
+// A tile loop on rank (row, col): one panel broadcast per block along the process row (when
+// q > 1 and the rank has panel rows), one block row per block along the process column (when
+// p > 1 and the rank has columns of B): the solved rows broadcast from the owner row (op = N),
+// or the partial sums reduced to it (op = T/C). The same words either way; the owner receives
+// the reduction where the others receive the broadcast.
+Cost loop_cost(bool lower, Op op, const BlockCyclic& a, const BlockCyclic& b, int row, int col) {
+    Cost c;
+    const Dist1D& R = a.rows;
+    const index_t nblk = R.num_blocks(), m_loc = R.local_size(row), n_loc = b.cols.local_size(col);
+    const int p = a.p(), q = a.q();
+    for (index_t k = 0; k < nblk; ++k) {
+        const index_t w = R.block_size(k);
+        const bool owner = R.block_owner(k) == row;
+        const index_t before = R.local_before(R.block_start(k), row), after = before + (owner ? w : 0);
+        const index_t h = lower ? m_loc - before : after;    // panel rows
+        const index_t upd = lower ? m_loc - after : before;  // rows updated (N) or summed (T/C)
+        if (q > 1 && h > 0) {
+            c.msgs += 1;
+            c.words += h * w;
+            if (a.cols.block_owner(k) != col) c.words_recv += h * w;
+        }
+        if (p > 1 && n_loc > 0) {
+            c.msgs += 1;
+            c.words += w * n_loc;
+            if (owner == (op != Op::N)) c.words_recv += w * n_loc;
+        }
+        if (owner) c.flops += static_cast<double>(w) * w * n_loc;
+        c.flops += 2.0 * upd * w * n_loc;
+    }
+    return c;
+}
+
+void add_traffic(Cost& c, const detail::RedistTraffic& s) {
+    c.words += s.words;
+    c.words_recv += s.recv_others;
+    c.msgs += s.msgs;
+}
+
+// Conversions and loops in the driver's order (trsm.cpp, solve_run), tracking workspace.
+Cost solve_cost(std::initializer_list<Op> ops, bool lower, const BlockCyclic& a, const BlockCyclic& b,
+                const TrsmOptions& opts, int row, int col, std::size_t elem_size, bool is_complex) {
+    Cost cost;
+    if (a.n() == 0 || b.n() == 0) return cost;
+    const auto plan = detail::plan_trsm(a, b, opts);
+    std::int64_t live = 0, peak = 0;  // workspace in elements
+    if (plan.move_a) {
+        const auto s = redist_summary(Op::N, a, plan.a_layout, row, col);
+        add_traffic(cost, s);
+        live += local_elems(plan.a_layout, row, col);
+        peak = std::max(peak, live + s.send_total + s.recv_others);
+    }
+    if (plan.move_b) {
+        const auto s = redist_summary(Op::N, b, plan.b_layout, row, col);
+        add_traffic(cost, s);
+        live += local_elems(plan.b_layout, row, col);
+        peak = std::max(peak, live + s.send_total + s.recv_others);
+    }
+    double flops = 0;
+    for (Op op : ops) {
+        const auto buf = detail::trsm_buffers(plan.a_layout, plan.b_layout, op, plan.lookahead, row, col);
+        peak = std::max(peak, live + buf.panel_elems + buf.x_elems);
+        const Cost loop = loop_cost(lower, op, plan.a_layout, plan.b_layout, row, col);
+        cost.words += loop.words;
+        cost.words_recv += loop.words_recv;
+        cost.msgs += loop.msgs;
+        flops += loop.flops;
+    }
+    cost.flops = (is_complex ? 4.0 : 1.0) * flops;
+    if (plan.move_b) {
+        const auto s = redist_summary(Op::N, plan.b_layout, b, row, col);
+        add_traffic(cost, s);
+        peak = std::max(peak, live + s.send_total + s.recv_others);
+    }
+    cost.extra_bytes = peak * static_cast<std::int64_t>(elem_size);
+    return cost;
+}
+
+}  // namespace
+
+Cost trsm_cost(Uplo uplo, Op op, const BlockCyclic& a, const BlockCyclic& b, const TrsmOptions& opts, int row,
+               int col, std::size_t elem_size, bool is_complex) {
+    return solve_cost({op}, uplo == Uplo::Lower, a, b, opts, row, col, elem_size, is_complex);
+}
+
+Cost potrs_cost(Uplo uplo, const BlockCyclic& a, const BlockCyclic& b, const TrsmOptions& opts, int row, int col,
+                std::size_t elem_size, bool is_complex) {
+    const bool lower = uplo == Uplo::Lower;
+    return lower ? solve_cost({Op::N, Op::C}, true, a, b, opts, row, col, elem_size, is_complex)
+                 : solve_cost({Op::C, Op::N}, false, a, b, opts, row, col, elem_size, is_complex);
+}
+
+}  // namespace cala
