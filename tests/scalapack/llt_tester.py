@@ -35,8 +35,7 @@ NRHS = [1, 5]
 NBRHS = [2]
 # Runs: (uplo, (p, q), N values, NB values, NRHS values, NBRHS values, est). est: the tester also
 # runs condition estimation and iterative refinement (p?pocon, p?porfs, which calls p?potrs
-# again: a dozen solves per right-hand side, so these runs stay small, and on one process row:
-# see docs/scalapack.md on p?porfs over 2 process rows).
+# again: a dozen solves per right-hand side, so these runs stay small).
 SUITES = {
     # every grid shape, both triangles (d); "L" and "U" are separate tests
     "L": [
@@ -44,13 +43,15 @@ SUITES = {
         ("L", (1, 2), NS, NBS, NRHS, NBRHS, False),
         ("L", (2, 2), NS, NBS, NRHS, NBRHS, False),
         ("L", (2, 3), [17, 57, 100], [4, 8], [3], [2], False),
-        ("L", (1, 2), [10, 17], [3, 4], [1, 3], [2], True),
+        ("L", (2, 2), [10, 31], [4], [1, 3], [2], True),
+        ("L", (2, 3), [17], [4], [1, 3], [2], True),
     ],
     "U": [
         ("U", (1, 1), NS, NBS, NRHS, NBRHS, False),
         ("U", (2, 1), NS, NBS, NRHS, NBRHS, False),
         ("U", (2, 2), NS, NBS, NRHS, NBRHS, False),
         ("U", (2, 3), [31, 64], [3, 16], [3], [5], False),
+        ("U", (2, 2), [10, 31], [4], [1, 3], [2], True),
         ("U", (1, 2), [10, 17], [3, 4], [1, 3], [2], True),
     ],
     # the types that share d's code (s, c, z): fewer cases, both triangles, a square and a
