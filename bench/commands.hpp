@@ -10,5 +10,7 @@ void add_gemm_command(CLI::App& app);     // bench/gemm_bench.cpp
 void add_stencil_command(CLI::App& app);  // bench/stencil_bench.cpp
 void add_calibrate_command(CLI::App& app);  // bench/calibrate_bench.cpp
 void add_mw_command(CLI::App& app);         // bench/mw_bench.cpp
+void add_potrf_command(CLI::App& app);      // bench/potrf_bench.cpp
+void add_device_command(CLI::App& app);     // bench/device_bench.cpp
 
 }  // namespace cala::bench

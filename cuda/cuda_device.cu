@@ -1,49 +1,178 @@
-// CudaDevice: copies and cuBLAS gemm on one stream per device (issue order = completion order);
-// freed tiles return to a pool (cudaMalloc once per tile size class).
+// CudaDevice: copies in, cuBLAS, copies out on three streams, ordered per memory block by events;
+// device memory from a TileCache (LRU eviction under the cap, resident host tiles reused).
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <complex>
 #include <string>
+#include <unordered_map>
 
+#include "cuda_check.hpp"
 #include "cuda_device.hpp"
-
-#define CALA_CHECK_CUDA(call)                                                                          \
-    do {                                                                                               \
-        if (const cudaError_t cala_err_ = (call); cala_err_ != cudaSuccess)                            \
-            throw ::cala::Error(std::string(__FILE__) + ":" + std::to_string(__LINE__) + ": " + #call + \
-                                ": " + cudaGetErrorString(cala_err_));                                 \
-    } while (false)
-#define CALA_CHECK_CUBLAS(call)                                                                        \
-    do {                                                                                               \
-        if (const cublasStatus_t cala_st_ = (call); cala_st_ != CUBLAS_STATUS_SUCCESS)                 \
-            throw ::cala::Error(std::string(__FILE__) + ":" + std::to_string(__LINE__) + ": " + #call + \
-                                ": cuBLAS status " + std::to_string(static_cast<int>(cala_st_)));     \
-    } while (false)
+#include "device/tile_cache.hpp"
+#include "pinned.hpp"
 
 namespace cala::cuda {
 
+namespace {
+enum Stream { In = 0, Compute = 1, Out = 2, NStreams = 3 };
+
+/// The last use of one memory block on each stream, and peer copies (other devices) reading it.
+struct BlockSync {
+    cudaEvent_t ev[NStreams]{};
+    bool recorded[NStreams]{};
+    std::vector<cudaEvent_t> foreign;  // recorded on another device's stream; consumed at next use
+};
+
+void copy2d(const device::Copy2D& c, cudaMemcpyKind kind, cudaStream_t s) {
+    if (c.rows == 0 || c.cols == 0) return;
+    CALA_CHECK_CUDA(cudaMemcpy2DAsync(c.dst, c.elem * c.ld_dst, c.src, c.elem * c.ld_src, c.elem * c.rows,
+                                      static_cast<std::size_t>(c.cols), kind, s));
+}
+cublasOperation_t op_of(Op op) { return op == Op::N ? CUBLAS_OP_N : op == Op::T ? CUBLAS_OP_T : CUBLAS_OP_C; }
+}  // namespace
+
 struct CudaDevice::Impl {
-    cudaStream_t stream = nullptr;
+    int ordinal = 0;
+    cudaStream_t stream[NStreams]{};
     cublasHandle_t blas = nullptr;
+    cudaEvent_t chunk[2]{};  // compute-stream marks of the last two barriers
+    bool chunk_recorded[2]{};
+    int chunk_cur = 0;
+    std::int64_t gemms_since_barrier = 0;
+    std::unordered_map<void*, BlockSync> sync;  // by block base address
+    std::unique_ptr<device::TileCache> pool;
+    std::vector<const void*> pinned;
+    std::int64_t reused = 0;
+
+    // Blocks come from the device's stream-ordered memory pool where it has one (kept across
+    // calls, so a new CudaDevice does not pay cudaMalloc again, and a free does not synchronize
+    // the GPU): allocated on the in-stream, whose event orders the block's first use on the
+    // others; freed on the in-stream after every use of the block.
+    bool async_pool = false;
+
+    void* block_alloc(std::int64_t bytes) {
+        CALA_CHECK_CUDA(cudaSetDevice(ordinal));
+        void* p = nullptr;
+        if (async_pool)
+            CALA_CHECK_CUDA(cudaMallocAsync(&p, static_cast<std::size_t>(bytes), stream[In]));
+        else
+            CALA_CHECK_CUDA(cudaMalloc(&p, static_cast<std::size_t>(bytes)));
+        BlockSync b;
+        cudaError_t rc = cudaSuccess;
+        for (auto& e : b.ev)
+            if (rc == cudaSuccess) rc = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+        if (rc == cudaSuccess && async_pool) {
+            rc = cudaEventRecord(b.ev[In], stream[In]);
+            b.recorded[In] = true;
+        }
+        if (rc != cudaSuccess) {
+            for (auto& made : b.ev)
+                if (made) cudaEventDestroy(made);
+            async_pool ? cudaFreeAsync(p, stream[In]) : cudaFree(p);
+            CALA_CHECK_CUDA(rc);
+        }
+        sync.emplace(p, b);
+        return p;
+    }
+    void block_free(void* p, std::int64_t) noexcept {  // after the block's pending work
+        cudaSetDevice(ordinal);
+        auto it = sync.find(p);
+        if (async_pool) {
+            if (it != sync.end()) {
+                for (int s = 0; s < NStreams; ++s)
+                    if (s != In && it->second.recorded[s]) cudaStreamWaitEvent(stream[In], it->second.ev[s], 0);
+                for (auto e : it->second.foreign) cudaStreamWaitEvent(stream[In], e, 0);
+            }
+            cudaFreeAsync(p, stream[In]);
+        }
+        if (it != sync.end()) {
+            for (int s = 0; s < NStreams; ++s) {
+                if (!async_pool && it->second.recorded[s]) cudaEventSynchronize(it->second.ev[s]);
+                cudaEventDestroy(it->second.ev[s]);
+            }
+            for (auto e : it->second.foreign) {
+                if (!async_pool) cudaEventSynchronize(e);
+                cudaEventDestroy(e);
+            }
+            sync.erase(it);
+        }
+        if (!async_pool) cudaFree(p);
+    }
+    BlockSync* sync_of(const void* p) {
+        void* base = pool->block_of(p);
+        return base ? &sync.at(base) : nullptr;
+    }
+    /// Stream s waits for the other streams' last use of b and for peer copies reading it.
+    void order(Stream s, BlockSync* b) {
+        if (!b) return;
+        for (int o = 0; o < NStreams; ++o)
+            if (o != s && b->recorded[o]) CALA_CHECK_CUDA(cudaStreamWaitEvent(stream[s], b->ev[o], 0));
+        for (auto e : b->foreign) {
+            CALA_CHECK_CUDA(cudaStreamWaitEvent(stream[s], e, 0));
+            cudaEventDestroy(e);  // released by the runtime once complete; the wait is enqueued
+        }
+        b->foreign.clear();
+    }
+    void mark(Stream s, BlockSync* b) {
+        if (!b) return;
+        CALA_CHECK_CUDA(cudaEventRecord(b->ev[s], stream[s]));
+        b->recorded[s] = true;
+    }
+    void copy_in(const device::Copy2D& c) {
+        CALA_CHECK_CUDA(cudaSetDevice(ordinal));
+        BlockSync* b = sync_of(c.dst);
+        order(In, b);
+        copy2d(c, cudaMemcpyHostToDevice, stream[In]);
+        mark(In, b);
+    }
 };
 
 int device_count() noexcept {
     int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) return 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
     return n;
 }
 
 CudaDevice::CudaDevice(int ordinal, std::int64_t cap) : impl_(std::make_unique<Impl>()), ordinal_(ordinal) {
+    auto& im = *impl_;
+    im.ordinal = ordinal;
+    const int n = device_count();
+    if (ordinal >= n)
+        throw Error("CudaDevice: ordinal " + std::to_string(ordinal) + " but " + std::to_string(n) +
+                    " CUDA device(s) visible");
     CALA_CHECK_CUDA(cudaSetDevice(ordinal));
+    for (auto& s : im.stream) CALA_CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    int pools = 0;
+    if (cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, ordinal) == cudaSuccess && pools) {
+        cudaMemPool_t mp = nullptr;
+        std::uint64_t keep = ~std::uint64_t{0};  // freed memory stays in the pool for the next call
+        im.async_pool = cudaDeviceGetDefaultMemPool(&mp, ordinal) == cudaSuccess &&
+                        cudaMemPoolSetAttribute(mp, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess;
+    }
+    (void)cudaGetLastError();
+    // cap 0: the free memory, counting what the pool keeps from earlier calls as free.
     std::size_t free_b = 0, total_b = 0;
     CALA_CHECK_CUDA(cudaMemGetInfo(&free_b, &total_b));
-    budget_ = cap > 0 ? cap : static_cast<std::int64_t>(free_b) / 20 * 19;
-    CALA_CHECK_CUDA(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking));
-    CALA_CHECK_CUBLAS(cublasCreate(&impl_->blas));
-    CALA_CHECK_CUBLAS(cublasSetStream(impl_->blas, impl_->stream));
-    const int n = device_count();
+    std::int64_t avail = static_cast<std::int64_t>(free_b);
+    if (cudaMemPool_t mp = nullptr; im.async_pool && cudaDeviceGetDefaultMemPool(&mp, ordinal) == cudaSuccess) {
+        std::uint64_t reserved = 0, used = 0;
+        if (cudaMemPoolGetAttribute(mp, cudaMemPoolAttrReservedMemCurrent, &reserved) == cudaSuccess &&
+            cudaMemPoolGetAttribute(mp, cudaMemPoolAttrUsedMemCurrent, &used) == cudaSuccess && reserved > used)
+            avail += static_cast<std::int64_t>(reserved - used);
+    }
+    (void)cudaGetLastError();
+    const std::int64_t budget = cap > 0 ? cap : avail / 20 * 19;
+    for (auto& e : im.chunk) CALA_CHECK_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    CALA_CHECK_CUBLAS(cublasCreate(&im.blas));
+    CALA_CHECK_CUBLAS(cublasSetStream(im.blas, im.stream[Compute]));
+    im.pool = std::make_unique<device::TileCache>(
+        budget, [p = impl_.get()](std::int64_t b) { return p->block_alloc(b); },
+        [p = impl_.get()](void* q, std::int64_t b) { p->block_free(q, b); }, name());
     for (int peer = 0; peer < n; ++peer) {
         int ok = 0;
         if (peer != ordinal && cudaDeviceCanAccessPeer(&ok, ordinal, peer) == cudaSuccess && ok)
@@ -53,69 +182,107 @@ CudaDevice::CudaDevice(int ordinal, std::int64_t cap) : impl_(std::make_unique<I
 }
 
 CudaDevice::~CudaDevice() {
+    auto& im = *impl_;
     cudaSetDevice(ordinal_);
-    cudaStreamSynchronize(impl_->stream);
-    for (auto& [bytes, ptrs] : pool_)
-        for (void* p : ptrs) cudaFree(p);
-    cublasDestroy(impl_->blas);
-    cudaStreamDestroy(impl_->stream);
+    for (auto s : im.stream)
+        if (s) cudaStreamSynchronize(s);
+    end_host_ranges();
+    im.pool.reset();  // frees are ordered on the in-stream
+    if (im.stream[In]) cudaStreamSynchronize(im.stream[In]);
+    for (auto e : im.chunk)
+        if (e) cudaEventDestroy(e);
+    if (im.blas) cublasDestroy(im.blas);
+    for (auto s : im.stream)
+        if (s) cudaStreamDestroy(s);
 }
 
 std::string CudaDevice::name() const { return "cuda:" + std::to_string(ordinal_); }
+std::int64_t CudaDevice::budget_bytes() const { return impl_->pool->budget_bytes(); }
+std::int64_t CudaDevice::used_bytes() const { return impl_->pool->live_bytes(); }
+std::int64_t CudaDevice::peak_bytes() const { return impl_->pool->peak_bytes(); }
+void CudaDevice::reset_peak() { impl_->pool->reset_peak(); }
+std::int64_t CudaDevice::physical_bytes() const { return impl_->pool->physical_bytes(); }
+std::int64_t CudaDevice::evictions() const { return impl_->pool->stats().evictions; }
+std::int64_t CudaDevice::tiles_reused() const { return impl_->reused; }
 
-void* CudaDevice::allocate(std::int64_t bytes) {
-    if (used_ + bytes > budget_)
-        throw device::DeviceMemoryError(name() + ": allocating " + std::to_string(bytes) + " bytes with " +
-                                        std::to_string(used_) + " in use exceeds the budget of " +
-                                        std::to_string(budget_));
-    void* p = nullptr;
-    auto& free_list = pool_[bytes];
-    if (!free_list.empty()) {
-        p = free_list.back();
-        free_list.pop_back();
-    } else {
-        CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
-        CALA_CHECK_CUDA(cudaMalloc(&p, static_cast<std::size_t>(bytes)));
+void* CudaDevice::allocate(std::int64_t bytes) { return impl_->pool->acquire(bytes); }
+
+void CudaDevice::release(void* p, std::int64_t) noexcept {
+    if (p) impl_->pool->release(p);  // reuse waits for this block's events
+}
+
+void* CudaDevice::load(const device::Copy2D& src, std::int64_t bytes, bool* moved) {
+    auto& im = *impl_;
+    bool hit = false;
+    void* p = im.pool->acquire(bytes, device::TileId{src.src, src.ld_src, src.rows, src.cols, src.elem}, hit);
+    if (hit) {
+        ++im.reused;
+        *moved = false;
+        return p;
     }
-    used_ += bytes;
-    peak_ = std::max(peak_, used_);
+    device::Copy2D c = src;
+    c.dst = p;
+    try {
+        im.copy_in(c);
+    } catch (...) {
+        im.pool->invalidate(p);
+        im.pool->release(p);
+        throw;
+    }
+    *moved = true;
     return p;
 }
 
-void CudaDevice::release(void* p, std::int64_t bytes) noexcept {
-    if (!p) return;
-    pool_[bytes].push_back(p);  // reused after the stream has moved on: same-stream order
-    used_ -= bytes;
-}
-
-namespace {
-void copy2d(const device::Copy2D& c, cudaMemcpyKind kind, cudaStream_t s) {
-    CALA_CHECK_CUDA(cudaMemcpy2DAsync(c.dst, c.elem * c.ld_dst, c.src, c.elem * c.ld_src, c.elem * c.rows,
-                                      static_cast<std::size_t>(c.cols), kind, s));
-}
-cublasOperation_t op_of(Op op) { return op == Op::N ? CUBLAS_OP_N : op == Op::T ? CUBLAS_OP_T : CUBLAS_OP_C; }
-}  // namespace
-
 void CudaDevice::copy_to_device(const device::Copy2D& c) {
-    CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
-    copy2d(c, cudaMemcpyHostToDevice, impl_->stream);
+    impl_->pool->invalidate(c.dst);
+    impl_->copy_in(c);
 }
+
 void CudaDevice::copy_to_host(const device::Copy2D& c) {
+    auto& im = *impl_;
     CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
-    copy2d(c, cudaMemcpyDeviceToHost, impl_->stream);
+    BlockSync* b = im.sync_of(c.src);
+    im.order(Out, b);
+    copy2d(c, cudaMemcpyDeviceToHost, im.stream[Out]);
+    im.mark(Out, b);
 }
-void CudaDevice::copy_from_peer(const device::Copy2D& c, device::Device&) {
+
+void CudaDevice::copy_from_peer(const device::Copy2D& c, device::Device& from) {
+    auto& im = *impl_;
+    auto* peer = dynamic_cast<CudaDevice*>(&from);
+    if (!peer) from.synchronize();  // not a CUDA device: complete its work first
     CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
-    copy2d(c, cudaMemcpyDefault, impl_->stream);  // unified addressing: peer or same device
+    im.pool->invalidate(c.dst);
+    BlockSync* dst = im.sync_of(c.dst);
+    BlockSync* src = peer ? peer->impl_->sync_of(c.src) : nullptr;
+    im.order(In, dst);
+    if (src)  // after the peer's writes of the source (cross-device event waits)
+        for (int o = 0; o < NStreams; ++o)
+            if (src->recorded[o]) CALA_CHECK_CUDA(cudaStreamWaitEvent(im.stream[In], src->ev[o], 0));
+    copy2d(c, cudaMemcpyDefault, im.stream[In]);  // unified addressing: peer or same GPU
+    im.mark(In, dst);
+    if (src) {  // the peer's next use of the source waits for this copy
+        cudaEvent_t e = nullptr;
+        CALA_CHECK_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+        if (const cudaError_t rc = cudaEventRecord(e, im.stream[In]); rc != cudaSuccess) {
+            cudaEventDestroy(e);
+            CALA_CHECK_CUDA(rc);
+        }
+        src->foreign.push_back(e);
+    }
 }
 
 void CudaDevice::gemm(device::Scalar s, Op op_a, Op op_b, index_t m, index_t n, index_t k, const void* alpha,
                       const void* a, index_t lda, const void* b, index_t ldb, const void* beta, void* c, index_t ldc) {
+    auto& im = *impl_;
     CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
+    BlockSync* blocks[3] = {im.sync_of(a), im.sync_of(b), im.sync_of(c)};
+    for (auto* bs : blocks) im.order(Compute, bs);
+    im.pool->invalidate(c);
     const auto ta = op_of(op_a), tb = op_of(op_b);
     const int mi = static_cast<int>(m), ni = static_cast<int>(n), ki = static_cast<int>(k);
     const int la = static_cast<int>(lda), lb = static_cast<int>(ldb), lc = static_cast<int>(ldc);
-    auto h = impl_->blas;
+    auto h = im.blas;
     switch (s) {
     case device::Scalar::S:
         CALA_CHECK_CUBLAS(cublasSgemm(h, ta, tb, mi, ni, ki, static_cast<const float*>(alpha),
@@ -139,11 +306,40 @@ void CudaDevice::gemm(device::Scalar s, Op op_a, Op op_b, index_t m, index_t n, 
                                       static_cast<const cuDoubleComplex*>(beta), static_cast<cuDoubleComplex*>(c), lc));
         break;
     }
+    for (auto* bs : blocks) im.mark(Compute, bs);
+    ++im.gemms_since_barrier;
 }
 
 void CudaDevice::synchronize() {
+    auto& im = *impl_;
     CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
-    CALA_CHECK_CUDA(cudaStreamSynchronize(impl_->stream));
+    for (auto s : im.stream) CALA_CHECK_CUDA(cudaStreamSynchronize(s));
+}
+
+void CudaDevice::barrier() {
+    // The host runs at most one chunk ahead: mark this chunk's end, wait for the previous one's.
+    auto& im = *impl_;
+    if (im.gemms_since_barrier == 0) return;  // nothing computed since the last one
+    im.gemms_since_barrier = 0;
+    CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
+    CALA_CHECK_CUDA(cudaEventRecord(im.chunk[im.chunk_cur], im.stream[Compute]));
+    im.chunk_recorded[im.chunk_cur] = true;
+    im.chunk_cur ^= 1;
+    if (im.chunk_recorded[im.chunk_cur]) CALA_CHECK_CUDA(cudaEventSynchronize(im.chunk[im.chunk_cur]));
+}
+
+void CudaDevice::begin_host_ranges(const std::vector<std::pair<const void*, std::int64_t>>& ranges) {
+    auto& im = *impl_;
+    im.pool->forget();
+    for (const auto& [p, bytes] : ranges) {
+        pin_range(p, bytes);
+        im.pinned.push_back(p);
+    }
+}
+
+void CudaDevice::end_host_ranges() noexcept {
+    for (const void* p : impl_->pinned) unpin_range(p);
+    impl_->pinned.clear();
 }
 
 namespace {

@@ -1,11 +1,22 @@
 #pragma once
-// CudaDevice: one GPU behind the Device interface (a stream, a cuBLAS handle, a tile pool).
-// Internal to cuda/: includes no CUDA header itself, the .cu file holds the CUDA types.
+// CudaDevice: one GPU behind the Device interface. Three streams (host->device and peer copies
+// in; cuBLAS compute; device->host out) ordered by one event per stream per memory block, so the
+// engine's lookahead prefetch runs under the compute of the current chunk; a TileCache pool
+// (LRU eviction under the cap, host-tile identity so a resident A/B tile is not copied again);
+// the host operands pinned for the duration of a call. Internal to cuda/: includes no CUDA
+// header itself, the .cu file holds the CUDA types.
+//
+// Chunk s on one device (l = 1), time flowing right:
+//   in:      [load s+1 ............]        [load s+2 ......]
+//   compute: [gemms s ...................]  [gemms s+1 ..........]
+//   out:                          [C of the finished block]
+// A gemm waits (stream wait on an event) for the loads of its tiles; a load into memory released
+// by a gemm waits for that gemm; the host runs at most one chunk ahead of the compute stream.
 
 #include <cstdint>
-#include <map>
-#include <algorithm>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "device/device.hpp"
@@ -24,10 +35,10 @@ public:
     CudaDevice& operator=(const CudaDevice&) = delete;
 
     std::string name() const override;
-    std::int64_t budget_bytes() const override { return budget_; }
-    std::int64_t used_bytes() const override { return used_; }
-    std::int64_t peak_bytes() const override { return peak_; }
-    void reset_peak() override { peak_ = used_; }
+    std::int64_t budget_bytes() const override;
+    std::int64_t used_bytes() const override;
+    std::int64_t peak_bytes() const override;
+    void reset_peak() override;
     void* allocate(std::int64_t bytes) override;
     void release(void* p, std::int64_t bytes) noexcept override;
     void copy_to_device(const device::Copy2D& c) override;
@@ -36,13 +47,22 @@ public:
     void gemm(device::Scalar s, Op op_a, Op op_b, index_t m, index_t n, index_t k, const void* alpha, const void* a,
               index_t lda, const void* b, index_t ldb, const void* beta, void* c, index_t ldc) override;
     void synchronize() override;
+    void* load(const device::Copy2D& src, std::int64_t bytes, bool* moved) override;
+    void barrier() override;
+    void begin_host_ranges(const std::vector<std::pair<const void*, std::int64_t>>& ranges) override;
+    void end_host_ranges() noexcept override;
+    std::int64_t tiles_reused() const override;
+
+    /// Device memory this device holds, live or kept for reuse (never above budget_bytes()).
+    std::int64_t physical_bytes() const;
+    /// Blocks freed or reused while they still held a host tile (LRU evictions).
+    std::int64_t evictions() const;
+    int ordinal() const noexcept { return ordinal_; }
 
 private:
-    struct Impl;  // stream, event, cuBLAS handle
+    struct Impl;  // streams, events, cuBLAS handle, tile pool
     std::unique_ptr<Impl> impl_;
     int ordinal_;
-    std::int64_t budget_ = 0, used_ = 0, peak_ = 0;
-    std::map<std::int64_t, std::vector<void*>> pool_;  // freed tiles kept for reuse, by size
 };
 
 }  // namespace cala::cuda

@@ -20,6 +20,10 @@ struct DeviceTraffic {
     std::int64_t h2d = 0;           ///< tiles copied host -> this device (A, B, and C when beta != 0)
     std::int64_t d2d = 0;           ///< tiles copied into this device from another device
     std::int64_t d2h = 0;           ///< tiles copied this device -> host (C)
+    /// tiles of A or B this device still held from an earlier load of the same host tile and
+    /// used without a copy (CudaDevice's tile pool; always 0 on HostDevice). h2d + reused is
+    /// what the equation-(1) model counts as host -> device.
+    std::int64_t reused = 0;
     std::int64_t peak_bytes = 0;    ///< peak device memory this call held
     std::int64_t budget_bytes = 0;  ///< the cap it ran under
 };

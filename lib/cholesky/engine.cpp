@@ -23,13 +23,14 @@ public:
         if (k_ <= 1) return;
         const int creator = omp_get_thread_num();
         for (int t = 1; t < k_; ++t) {
-#pragma omp task priority(2) shared(joined_, skipped_, release_) firstprivate(creator)
+#pragma omp task priority(2) shared(joined_, skipped_, release_, left_) firstprivate(creator)
             {
                 if (omp_get_thread_num() == creator) {  // run undeferred: not a second core
                     skipped_.fetch_add(1);
                 } else {
                     joined_.fetch_add(1);
                     while (release_.load() == 0) release_.wait(0);
+                    left_.fetch_add(1);  // the last access: ~Aggregate waits for it
                 }
             }
         }
@@ -41,13 +42,14 @@ public:
         if (k_ <= 1) return;
         release_.store(1);
         release_.notify_all();
+        while (left_.load() < k_ - 1) std::this_thread::yield();
     }
     Aggregate(const Aggregate&) = delete;
     Aggregate& operator=(const Aggregate&) = delete;
 
 private:
     int k_;
-    std::atomic<int> joined_{0}, skipped_{0};
+    std::atomic<int> joined_{0}, skipped_{0}, left_{0};
     std::atomic<int> release_{0};
 };
 
@@ -72,8 +74,10 @@ public:
         }
         const int saved_levels = omp_get_max_active_levels();
         if (agg_ > 1) omp_set_max_active_levels(std::max(saved_levels, 2));
+        // The master thread drives the loop (MPI is called from it only: MPI_THREAD_FUNNELED);
+        // the others run the tasks it creates, from the region's closing barrier.
 #pragma omp parallel num_threads(threads_)
-#pragma omp single
+#pragma omp master
         {
             kernels::ThreadScope one(1);
             loop();

@@ -43,6 +43,14 @@ public:
         held_[g].tiles.emplace(key, ptr);
         return ptr;
     }
+    /// A/B tile from the host: the device may find it resident (counted as reused, not h2d).
+    void* load(std::size_t g, const Key& key, const Copy2D& src) {
+        bool moved = true;
+        void* ptr = devs_[g]->load(src, bytes_, &moved);
+        held_[g].tiles.emplace(key, ptr);
+        ++(moved ? tr_[g].h2d : tr_[g].reused);
+        return ptr;
+    }
     void drop(std::size_t g, const Key& key) {
         auto it = held_[g].tiles.find(key);
         devs_[g]->release(it->second, bytes_);
@@ -68,6 +76,32 @@ public:
     std::int64_t bytes_;
 };
 
+/// begin_host_ranges on every device now, end_host_ranges on scope exit.
+class HostRanges {
+public:
+    HostRanges(std::span<Device* const> devs, const std::vector<std::pair<const void*, std::int64_t>>& r)
+        : devs_(devs) {
+        try {
+            for (auto* d : devs_) {
+                d->begin_host_ranges(r);
+                ++begun_;
+            }
+        } catch (...) {
+            for (std::size_t g = 0; g < begun_; ++g) devs_[g]->end_host_ranges();
+            throw;
+        }
+    }
+    ~HostRanges() {
+        for (std::size_t g = 0; g < begun_; ++g) devs_[g]->end_host_ranges();
+    }
+    HostRanges(const HostRanges&) = delete;
+    HostRanges& operator=(const HostRanges&) = delete;
+
+private:
+    std::span<Device* const> devs_;
+    std::size_t begun_ = 0;
+};
+
 struct Chunk {
     index_t x, y, z;
 };
@@ -83,6 +117,17 @@ void chunked_gemm(std::span<Device* const> devs, const ChunkedPlan& p, Op op_a, 
     const index_t mt = ceil_div(m, t), nt = ceil_div(n, t), kt = ceil_div(k, t);
     const index_t xb = ceil_div(mt, p.b), yb = ceil_div(nt, p.c), zb = ceil_div(kt, p.d);
     traffic.assign(devs.size(), DeviceTraffic{});
+    // The operands, for devices that pin host memory for asynchronous copies (ended after the
+    // engine has synchronized: e is destroyed first).
+    auto extent = [&](index_t ld, index_t rows_, index_t cols_) {
+        return rows_ == 0 || cols_ == 0 ? std::int64_t{0}
+                                        : static_cast<std::int64_t>(sizeof(T)) * (ld * (cols_ - 1) + rows_);
+    };
+    const std::vector<std::pair<const void*, std::int64_t>> ranges{
+        {a, op_a == Op::N ? extent(lda, m, k) : extent(lda, k, m)},
+        {b, op_b == Op::N ? extent(ldb, k, n) : extent(ldb, n, k)},
+        {c, extent(ldc, m, n)}};
+    HostRanges pinned(devs, ranges);
     Engine<T> e(devs, p, traffic);
     const std::size_t es = sizeof(T);
     auto rows = [&](index_t i, index_t extent) { return std::min(t, extent - i * t); };
@@ -129,8 +174,7 @@ void chunked_gemm(std::span<Device* const> devs, const ChunkedPlan& p, Op op_a, 
                 for (int g = 0; g < G; ++g) {
                     if (!participates(ch.y, g) || e.get(g, key)) continue;
                     if (!held) {
-                        devs[g]->copy_to_device(a_copy(i, l, e.put(g, key)));
-                        ++traffic[g].h2d;
+                        e.load(g, key, a_copy(i, l, nullptr));
                         held = true;
                     } else {
                         any_peer = true;
@@ -142,12 +186,11 @@ void chunked_gemm(std::span<Device* const> devs, const ChunkedPlan& p, Op op_a, 
                 const auto g = static_cast<std::size_t>(j % G);
                 const Key key{1, l, j, epoch_b(s)};
                 if (e.get(g, key)) continue;
-                devs[g]->copy_to_device(b_copy(l, j, e.put(g, key)));
-                ++traffic[g].h2d;
+                e.load(g, key, b_copy(l, j, nullptr));
             }
         if (!any_peer) return;
-        for (auto* d : devs) d->synchronize();  // the peer sources are complete
-        // Phase 2, device -> device: the other participating devices copy A from a holder.
+        // Phase 2, device -> device: the other participating devices copy A from a holder (each
+        // copy is ordered after the holder's load of the tile by the device itself).
         for (index_t i = i0; i < i1; ++i)
             for (index_t l = l0; l < l1; ++l) {
                 const Key key{0, i, l, epoch_a(s)};
@@ -194,7 +237,7 @@ void chunked_gemm(std::span<Device* const> devs, const ChunkedPlan& p, Op op_a, 
                 }
             }
         }
-        for (auto* d : devs) d->synchronize();  // the barrier that ends chunk s
+        for (auto* d : devs) d->barrier();  // the barrier that ends chunk s
         if (ch.z == zb - 1) {
             for (index_t j = j0; j < j1; ++j) {
                 const auto g = static_cast<std::size_t>(j % G);
@@ -204,7 +247,7 @@ void chunked_gemm(std::span<Device* const> devs, const ChunkedPlan& p, Op op_a, 
                     ++traffic[g].d2h;
                 }
             }
-            for (auto* d : devs) d->synchronize();
+            for (auto* d : devs) d->barrier();
             for (index_t j = j0; j < j1; ++j)
                 for (index_t i = i0; i < i1; ++i) e.drop(static_cast<std::size_t>(j % G), Key{2, i, j, 0});
         }
@@ -212,6 +255,7 @@ void chunked_gemm(std::span<Device* const> devs, const ChunkedPlan& p, Op op_a, 
         if (p.regime == 'c') e.drop_epoch(1, s);
         if (p.regime == 'b' && ch.x == xb - 1 && ch.z == zb - 1) e.drop_epoch(1, ch.y);
     }
+    for (auto* d : devs) d->synchronize();  // C is back in host memory (errors surface here)
 }
 
 #define CALA_INST(T)                                                                                            \

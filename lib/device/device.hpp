@@ -3,13 +3,16 @@
 // only this interface; HostDevice is here, CudaDevice in cuda/ (nothing here names CUDA).
 //
 // Device memory is opaque (void*); tiles are column-major with a leading dimension. Operations
-// may be asynchronous and complete in issue order on one device; synchronize() waits for them.
+// may be asynchronous; on one device each is ordered after the earlier operations that touch the
+// same memory (HostDevice: all complete on issue; CudaDevice: streams ordered by events), and
+// synchronize() waits for all of them.
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 #include <complex>
 
@@ -56,13 +59,48 @@ public:
     virtual void release(void* p, std::int64_t bytes) noexcept = 0;
     virtual void copy_to_device(const Copy2D& c) = 0;     ///< src in host memory
     virtual void copy_to_host(const Copy2D& c) = 0;       ///< dst in host memory
-    /// src lives on device from (which the caller has synchronized); dst on this device.
+    /// src lives on device from, dst on this device; the copy is ordered after the work already
+    /// issued on from that writes src, and before any later reuse of src's memory by from
+    /// (HostDevice: complete on issue).
     virtual void copy_from_peer(const Copy2D& c, Device& from) = 0;
     /// c := alpha·op(a)·op(b) + beta·c on device tiles; alpha, beta point to host scalars of s.
     virtual void gemm(Scalar s, Op op_a, Op op_b, index_t m, index_t n, index_t k, const void* alpha,
                       const void* a, index_t lda, const void* b, index_t ldb, const void* beta, void* c,
                       index_t ldc) = 0;
     virtual void synchronize() = 0;
+
+    // Optional, with defaults that fit a device whose operations complete on issue (HostDevice).
+
+    /// Device memory holding host tile src (src.dst is ignored; the tile lands with leading
+    /// dimension src.ld_dst): a device that still holds that host tile may hand it back without
+    /// a copy (*moved = false); otherwise a new block of bytes is filled (*moved = true).
+    /// Released with release(p, bytes) like any allocation.
+    virtual void* load(const Copy2D& src, std::int64_t bytes, bool* moved) {
+        void* p = allocate(bytes);
+        Copy2D c = src;
+        c.dst = p;
+        try {
+            copy_to_device(c);
+        } catch (...) {
+            release(p, bytes);
+            throw;
+        }
+        *moved = true;
+        return p;
+    }
+    /// The chunk barrier of the engine: after it, tiles used so far may be released. A device
+    /// that orders reuse of released memory itself (CudaDevice: events) may return before its
+    /// work completes; synchronize() is the full wait.
+    virtual void barrier() { synchronize(); }
+    /// A call is about to read and write these host ranges (the operands): a device may pin them
+    /// for asynchronous copies and must forget which host tiles it holds (the data may have
+    /// changed since an earlier call). end_host_ranges() undoes it once the call has synchronized.
+    virtual void begin_host_ranges(const std::vector<std::pair<const void*, std::int64_t>>& ranges) {
+        (void)ranges;
+    }
+    virtual void end_host_ranges() noexcept {}
+    /// Tiles this device found resident instead of copying them (load with *moved = false).
+    virtual std::int64_t tiles_reused() const { return 0; }
 };
 
 /// A team of CPU cores with a memory budget: device memory is host memory it owns and counts;

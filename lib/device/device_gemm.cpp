@@ -66,7 +66,7 @@ void device_gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, con
     device::chunked_gemm<T>(raw, plan, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, rep.devices);
     rep.tile = t, rep.b = plan.b, rep.c = plan.c, rep.d = plan.d, rep.lookahead = plan.lookahead;
     rep.regime = plan.regime;
-    for (const auto& d : rep.devices) g_total.h2d += d.h2d, g_total.d2d += d.d2d, g_total.d2h += d.d2h;
+    for (const auto& d : rep.devices) g_total.h2d += d.h2d, g_total.d2d += d.d2d, g_total.d2h += d.d2h, g_total.reused += d.reused;
     for (std::size_t g = 0; g < raw.size(); ++g) {
         rep.devices[g].peak_bytes = raw[g]->peak_bytes();
         rep.devices[g].budget_bytes = raw[g]->budget_bytes();

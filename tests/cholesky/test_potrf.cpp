@@ -143,7 +143,11 @@ void run_case(const Grid2D& grid, const Case& c, Uplo uplo, const CholeskyOption
 }
 
 std::vector<CholeskyOptions> layouts_for(int n) {
-    std::vector<CholeskyOptions> out = {{.variant = CholeskyVariant::TwoD}, {.variant = CholeskyVariant::TwoD, .lookahead = 0}};
+    std::vector<CholeskyOptions> out = {
+        {.variant = CholeskyVariant::TwoD},
+        {.variant = CholeskyVariant::TwoD, .lookahead = 0},
+        {.variant = CholeskyVariant::TwoD, .panel = PanelMode::Aggregated},
+    };
     auto add3d = [&](int p, int q, int h) {
         out.push_back({.variant = CholeskyVariant::Repl, .grid3d = {p, q, h}, .block_size = 4});
         out.push_back({.variant = CholeskyVariant::ReplPart, .grid3d = {p, q, h}, .block_size = 5});
@@ -179,4 +183,50 @@ TEST_CASE_TEMPLATE("potrf factors and moves what the model says", T, float, doub
                     ++count;
                 }
     MESSAGE(count, " potrf cases");
+}
+
+TEST_CASE("a matrix that is not positive definite gives info = k on every rank") {
+    const Comm world = Comm::borrow(MPI_COMM_WORLD);
+    const Grid2D grid(world);
+    const Case c{37, 4, 4, 0, 0, 2};
+    int count = 0;
+    for (const CholeskyOptions& o : layouts_for(world.size()))
+        for (Uplo u : {Uplo::Lower, Uplo::Upper})
+            for (index_t bad : {index_t(0), index_t(17), index_t(36)}) {  // first, a middle, the last tile
+                run_case<double>(grid, c, u, o, bad, bad + 1);
+                ++count;
+            }
+    // A failure inside a tile's first column and at a tile boundary.
+    run_case<std::complex<double>>(grid, c, Uplo::Lower, {}, 8, 9);
+    run_case<float>(grid, Case{24, 8, 8, 0, 0, 0}, Uplo::Upper, {}, 15, 16);
+    count += 2;
+    MESSAGE(count, " failing factorizations");
+}
+
+TEST_CASE("bad arguments are a cala::Error on every rank, A untouched") {
+    const Comm world = Comm::borrow(MPI_COMM_WORLD);
+    const Grid2D grid(world);
+    DistMatrix<double> a(grid, 12, 12, 4, 4), r(grid, 12, 10, 4, 4);
+    test::randomize(a.view());
+    const auto before = gather(a.view());
+    auto msg = [&](auto&& f) { return test::error_message(f); };
+
+    CHECK(msg([&] { potrf(Uplo::Lower, r.view()); }).find("potrf: A must be square, got 12 x 10") == 0);
+    CHECK(msg([&] { potrf(Uplo::Lower, a.view(), {.lookahead = -1}); }).find("potrf: lookahead must be >= 0") == 0);
+    CHECK(msg([&] { potrf(Uplo::Lower, a.view(), {.variant = CholeskyVariant::Repl, .grid3d = {1, 1, 0}}); })
+              .find("potrf: grid3d must give p, q and h together") == 0);
+    CHECK(msg([&] { potrf(Uplo::Lower, a.view(), {.variant = CholeskyVariant::Repl, .grid3d = {2, 2, 64}}); })
+              .find("potrf: grid3d 2x2x64 needs 256 ranks") == 0);
+    CHECK(msg([&] { potrf(Uplo::Lower, a.view(), {.variant = CholeskyVariant::TwoD, .grid3d = {1, 1, 2}}); })
+              .find("potrf: grid3d is for the 2.5D variants") == 0);
+    CHECK(msg([&] { potrf(Uplo::Lower, a.view(), {.memory_limit_bytes = 8}); })
+              .find("potrf: no plan fits the memory limit") == 0);
+    // One rank alone passing different options: every rank throws.
+    const int la = world.rank() == world.size() - 1 ? 0 : 1;
+    if (world.size() > 1)
+        CHECK(msg([&] { potrf(Uplo::Lower, a.view(), {.lookahead = la}); }).find("potrf") != std::string::npos);
+    const auto after = gather(a.view());
+    CHECK(test::all_ranks(before == after, grid));
+    // The grid still works.
+    CHECK(test::all_ranks(potrf(Uplo::Lower, DistMatrix<double>(grid, 0, 0, 4, 4).view()) == 0, grid));
 }

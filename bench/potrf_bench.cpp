@@ -1,0 +1,254 @@
+// cala-bench potrf: cala::potrf against the BLAS dgemm rate and ScaLAPACK's p?potrf, same run.
+//
+// cala-bench potrf -> cala::potrf (2D | Repl | ReplPart; panel Single | Aggregated) | scalapack_ref (p?potrf_)
+//
+// Measurement (STYLE.md section 7): one warm-up run, not reported; then each run is barrier,
+// time, barrier, and a run's time is the maximum over ranks. A is reset to the same Hermitian
+// positive definite matrix before every run (not timed). The last factor is checked with a
+// random probe: ‖A·x − L·(Lᴴ·x)‖∞ / (n·‖A‖∞·‖x‖∞·eps), computed with cala::gemm.
+// The BLAS rate is the single-core dgemm rate on a 2048³ product (rank 0) times the cores used.
+//
+// --count-only: one run, no timing references: words and messages per rank, measured and
+// modeled (the counting runs of oversubscribed grids).
+
+#include <mpi.h>
+#include <omp.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cala/cala.hpp"
+#include "commands.hpp"
+#include "common.hpp"
+#include "scalapack_ref.hpp"
+
+namespace cala::bench {
+
+namespace {
+
+struct PotrfArgs {
+    index_t n = 4096, nb = 256, block_size = 0;
+    std::string grid, variant = "auto", compare = "none", type = "d", panel = "single", uplo = "L";
+    int runs = 5, threads = 0, lookahead = 1, panel_threads = 0;
+    bool plan = false, count_only = false;
+};
+
+void progress(const std::string& s) {
+    if (world_rank() == 0) std::fprintf(stderr, "cala-bench potrf: %s\n", s.c_str());
+}
+
+// A(i, j) = u(min, max) off the diagonal (conjugated above it), n + |u| on it: Hermitian,
+// diagonally dominant, the same on every grid.
+template <class T>
+void fill_spd(const MatrixRef<T>& a, std::uint64_t seed) {
+    const Grid2D& g = a.grid();
+    const index_t n = a.n();
+#pragma omp parallel for schedule(static)
+    for (index_t jl = 0; jl < a.n_loc(); ++jl) {
+        const index_t j = a.layout().cols.to_global(jl, g.col());
+        for (index_t il = 0; il < a.m_loc(); ++il) {
+            const index_t i = a.layout().rows.to_global(il, g.row());
+            if (i == j) a.local(il, jl) = T(real_t<T>(n) + std::abs(std::real(element<T>(seed, i, i))));
+            else a.local(il, jl) = conj_if(element<T>(seed, std::max(i, j), std::min(i, j)), i < j);
+        }
+    }
+}
+
+// The probe error of the factor in the `uplo` triangle of f against a0.
+template <class T>
+double probe_error(Uplo uplo, const DistMatrix<T>& a0, const DistMatrix<T>& f, std::uint64_t seed) {
+    const Grid2D& g = f.grid();
+    const index_t n = f.n(), nb = f.layout().rows.nb;
+    DistMatrix<T> l(g, f.layout()), x(g, n, 1, nb, nb), y(g, n, 1, nb, nb), z(g, n, 1, nb, nb);
+    for (index_t jl = 0; jl < f.n_loc(); ++jl) {
+        const index_t j = f.layout().cols.to_global(jl, g.col());
+        for (index_t il = 0; il < f.m_loc(); ++il) {
+            const index_t i = f.layout().rows.to_global(il, g.row());
+            const bool keep = uplo == Uplo::Lower ? i >= j : i <= j;
+            l.local(il, jl) = keep ? f.local(il, jl) : T(0);
+        }
+    }
+    fill_random<T>(x, seed);
+    // y = A0·x; z = op1(F)·x; y -= op2(F)·z, with A = L·Lᴴ or Uᴴ·U.
+    gemm<T>(Op::N, Op::N, T(1), a0, x, T(0), y);
+    gemm<T>(uplo == Uplo::Lower ? Op::C : Op::N, Op::N, T(1), l, x, T(0), z);
+    gemm<T>(uplo == Uplo::Lower ? Op::N : Op::C, Op::N, T(-1), l, z, T(1), y);
+    double rmax = 0, amax = 0, xmax = 0;
+    for (index_t i = 0; i < y.m_loc() * y.n_loc(); ++i) rmax = std::max(rmax, double(std::abs(y.data()[i])));
+    for (index_t i = 0; i < x.m_loc() * x.n_loc(); ++i) xmax = std::max(xmax, double(std::abs(x.data()[i])));
+    for (index_t jl = 0; jl < a0.n_loc(); ++jl)  // ‖A‖∞ bound: n·max|a_ij| is enough for a scale
+        for (index_t il = 0; il < a0.m_loc(); ++il) amax = std::max(amax, double(std::abs(a0.local(il, jl))));
+    double v[3] = {rmax, amax, xmax};
+    MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_DOUBLE, MPI_MAX, g.comm().get());
+    if (v[0] == 0) return 0;
+    return v[0] / (double(n) * v[1] * v[2] * double(eps<T>()) * double(n));
+}
+
+CholeskyVariant parse_variant(const std::string& s) {
+    return s == "2D" ? CholeskyVariant::TwoD : s == "Repl" ? CholeskyVariant::Repl
+                                             : s == "ReplPart" ? CholeskyVariant::ReplPart : CholeskyVariant::Auto;
+}
+
+template <class T>
+void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
+    const index_t n = args.n, nb = args.nb;
+    const Uplo uplo = args.uplo == "U" ? Uplo::Upper : Uplo::Lower;
+    omp_set_num_threads(args.threads);
+    touch_blas<T>();
+    Grid2D grid(Comm::borrow(MPI_COMM_WORLD), p, q);
+    MPI_Comm comm = grid.comm().get();
+    std::uint64_t seed = world_rank() == 0 ? (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}() : 0;
+    MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, comm);
+    DistMatrix<T> a0(grid, n, n, nb, nb), a(grid, n, n, nb, nb);
+    fill_spd<T>(a0, seed);
+
+    CholeskyOptions base{.variant = parse_variant(args.variant), .lookahead = args.lookahead, .grid3d = g3,
+                         .block_size = args.block_size, .panel_threads = args.panel_threads};
+    if (g3.c > 0 && base.variant == CholeskyVariant::Auto) base.variant = CholeskyVariant::ReplPart;
+    const CholeskyPlanInfo plan = plan_potrf(uplo, a0.layout(), grid.order(), base, sizeof(T), is_complex_v<T>);
+    if (args.plan) progress("plan " + plan.describe());
+    const double fma = is_complex_v<T> ? 8.0 : 2.0;
+    const double flops = fma / 6.0 * double(n) * double(n) * double(n);  // n³/3 multiply-adds
+    const int ranks = grid.comm().size();
+
+    double blas_gflops = 0;
+    if (!args.count_only) {
+        const index_t s = std::min<index_t>(2048, std::max<index_t>(n, 1));
+        progress("measuring the single-core BLAS rate on rank 0 (" + std::to_string(s) + "^3)");
+        blas_gflops = blas_rate<T>(s, s, s, fma, args.threads, comm);
+    }
+    std::vector<PanelMode> modes;
+    if (args.panel == "single" || args.panel == "both") modes.push_back(PanelMode::Single);
+    if (args.panel == "aggregated" || args.panel == "both") modes.push_back(PanelMode::Aggregated);
+
+    double scalapack_best = 0;
+    nlohmann::ordered_json sref;
+    if (args.compare == "scalapack" && !args.count_only) {
+        progress("ScaLAPACK p?potrf, " + std::to_string(args.runs) + " runs");
+        BlacsGrid blacs(p, q);
+        index_t info = 0;
+        const Times ts = time_runs(args.runs, comm, [&] { copy_local<T>(a0, a); },
+                                   [&] { info = ppotrf<T>(blacs, uplo, a); });
+        scalapack_best = ts.best();
+        sref = {{"scalapack_time_s", ts.best()}, {"scalapack_time_median_s", ts.median()}, {"scalapack_times_s", ts.runs},
+                {"scalapack_gflops", flops / ts.best() / 1e9}, {"scalapack_info", info},
+                {"scalapack_check_error", probe_error<T>(uplo, a0, a, seed ^ 5)}};
+    }
+
+    for (PanelMode mode : modes) {
+        CholeskyOptions opts = base;
+        opts.panel = mode;
+        const char* mname = mode == PanelMode::Single ? "single" : "aggregated";
+        progress(std::string("cala::potrf ") + plan.describe() + ", panel " + mname + ", " +
+                 std::to_string(args.count_only ? 1 : args.runs) + " runs");
+        Traffic tr;
+        std::int64_t extra = 0;
+        index_t info = 0;
+        const Times tc = time_runs(args.count_only ? 1 : args.runs, comm, [&] { copy_local<T>(a0, a); },
+                                   [&] {
+                                       reset_traffic();
+                                       reset_peak_memory();
+                                       const std::int64_t before = memory_stats().current_bytes;
+                                       info = potrf<T>(uplo, a, opts);
+                                       tr = traffic();
+                                       extra = std::max(extra, memory_stats().peak_bytes - before);
+                                   });
+        const Cost model = potrf_cost(uplo, a.layout(), grid.order(), opts, grid.comm().rank(), sizeof(T), is_complex_v<T>);
+        const std::int64_t words = tr.words(), recv = tr.words_recv;
+        // The same rank's measured and modeled counts must agree; report the busiest rank.
+        std::int64_t mismatch = (words != model.words || recv != model.words_recv || tr.msgs() != model.msgs) ? 1 : 0;
+        const double rate = flops / tc.best() / 1e9;
+        nlohmann::ordered_json j = {
+            {"bench", "potrf"}, {"type", args.type}, {"uplo", args.uplo}, {"n", n}, {"nb", nb},
+            {"grid", std::to_string(p) + "x" + std::to_string(q)}, {"plan", plan.describe()},
+            {"variant", to_string(plan.variant)},
+            {"plan_grid", std::to_string(plan.grid.p) + "x" + std::to_string(plan.grid.q) + "x" + std::to_string(plan.grid.c)},
+            {"panel", mname}, {"panel_threads", args.panel_threads}, {"lookahead", args.lookahead},
+            {"ranks", ranks}, {"threads", args.threads}, {"runs", args.count_only ? 1 : args.runs}, {"info", info},
+            {"words_max", max_over_ranks(words, comm)}, {"words_model_max", max_over_ranks(model.words, comm)},
+            {"words_recv_max", max_over_ranks(recv, comm)},
+            {"words_recv_model_max", max_over_ranks(model.words_recv, comm)},
+            {"msgs_max", max_over_ranks(tr.msgs(), comm)}, {"msgs_model_max", max_over_ranks(model.msgs, comm)},
+            {"ranks_model_mismatch", max_over_ranks(mismatch, comm) > 0 ? "yes" : "none"},
+            {"extra_bytes_max", max_over_ranks(extra, comm)}, {"extra_bytes_model_max", max_over_ranks(model.extra_bytes, comm)},
+        };
+        if (!args.count_only) {
+            j["time_s"] = tc.best();
+            j["time_median_s"] = tc.median();
+            j["times_s"] = tc.runs;
+            j["gflops"] = rate;
+            j["blas_gflops"] = blas_gflops;
+            j["blas_kernel"] = blas_kernel_name();
+            j["efficiency_vs_blas_dgemm"] = rate / (ranks * args.threads * blas_gflops);
+            j["check_error"] = probe_error<T>(uplo, a0, a, seed ^ 5);
+            if (scalapack_best > 0) {
+                for (auto& [k, v] : sref.items()) j[k] = v;
+                j["speedup_vs_scalapack"] = scalapack_best / tc.best();
+            }
+        }
+        if (world_rank() == 0) std::cout << j.dump() << std::endl;
+    }
+}
+
+void run(const PotrfArgs& in) {
+    int size = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    PotrfArgs args = in;
+    int p = 0, q = 0, h = 0;
+    Shape3D g3;
+    if (args.grid.empty()) {
+        std::tie(p, q) = Grid2D::squarest(size);
+    } else {
+        char x = 0, y = 0, extra = 0;
+        const int got = std::sscanf(args.grid.c_str(), "%d%c%d%c%d%c", &p, &x, &q, &y, &h, &extra);
+        if (got == 5 && p > 0 && q > 0 && h > 0) {
+            g3 = {p, q, h};
+            if (p * q * h > size)
+                throw CLI::ValidationError("--grid", args.grid + " needs " + std::to_string(p * q * h) + " ranks");
+            std::tie(p, q) = Grid2D::squarest(size);
+        } else if (got != 3 || p < 1 || q < 1) {
+            throw CLI::ValidationError("--grid", "is '" + args.grid + "', expected PxQ or PxQxH");
+        }
+    }
+    if (p * q != size)
+        throw CLI::ValidationError("--grid", std::to_string(p) + "x" + std::to_string(q) + " needs " +
+                                                 std::to_string(p * q) + " ranks, running on " + std::to_string(size));
+    if (args.threads <= 0) args.threads = omp_get_max_threads();
+    if (args.type == "d") run_potrf<double>(args, p, q, g3);
+    else if (args.type == "s") run_potrf<float>(args, p, q, g3);
+    else if (args.type == "z") run_potrf<std::complex<double>>(args, p, q, g3);
+    else run_potrf<std::complex<float>>(args, p, q, g3);
+}
+
+}  // namespace
+
+void add_potrf_command(CLI::App& app) {
+    auto args = std::make_shared<PotrfArgs>();
+    auto* cmd = app.add_subcommand("potrf", "Cholesky: cala::potrf vs the BLAS dgemm rate and ScaLAPACK's p?potrf");
+    cmd->add_option("--n", args->n, "order of A")->check(CLI::NonNegativeNumber)->capture_default_str();
+    cmd->add_option("--nb", args->nb, "block size of A")->check(CLI::PositiveNumber)->capture_default_str();
+    cmd->add_option("--grid", args->grid, "process grid PxQ of A (default: the squarest), or PxQxH to force 2.5D");
+    cmd->add_option("--variant", args->variant, "algorithm")
+        ->check(CLI::IsMember({"auto", "2D", "Repl", "ReplPart"}))->capture_default_str();
+    cmd->add_option("--block-size", args->block_size, "tile size of the working layout (0: A's)");
+    cmd->add_option("--panel", args->panel, "panel worker: one thread, an aggregated team, or both in turn")
+        ->check(CLI::IsMember({"single", "aggregated", "both"}))->capture_default_str();
+    cmd->add_option("--panel-threads", args->panel_threads, "aggregated team size (0: all threads)");
+    cmd->add_option("--uplo", args->uplo, "triangle")->check(CLI::IsMember({"L", "U"}))->capture_default_str();
+    cmd->add_option("--runs", args->runs, "reported runs (after one warm-up)")->check(CLI::PositiveNumber)->capture_default_str();
+    cmd->add_option("--threads", args->threads, "OpenMP threads per rank (default: OpenMP's max)")->check(CLI::NonNegativeNumber);
+    cmd->add_option("--lookahead", args->lookahead, "0 or 1")->capture_default_str();
+    cmd->add_option("--compare", args->compare, "reference to run on the same data")
+        ->check(CLI::IsMember({"none", "scalapack"}))->capture_default_str();
+    cmd->add_option("--type", args->type, "element type: d, s, z, c")->check(CLI::IsMember({"d", "s", "z", "c"}))->capture_default_str();
+    cmd->add_flag("--plan", args->plan, "print the planner's choice (stderr)");
+    cmd->add_flag("--count-only", args->count_only, "one untimed run: measured and modeled words and messages");
+    cmd->callback([args] { run(*args); });
+}
+
+}  // namespace cala::bench
