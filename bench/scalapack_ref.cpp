@@ -1,4 +1,5 @@
-// ScaLAPACK reference for cala-bench: BLACS grid RAII and p?gemm on cala's local storage.
+// ScaLAPACK reference for cala-bench: BLACS grid RAII, p?gemm and p?potrf/p?potrs on cala's
+// local storage.
 //
 // cala-bench gemm -> scalapack_ref -> p?gemm_ (libscalapack-mpich) -> ?gemm_ (BLAS)
 
@@ -10,6 +11,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <complex>
 #include <sstream>
 #include <string>
@@ -39,6 +41,18 @@ CALA_PGEMM_PROTO(pdgemm_, double)
 CALA_PGEMM_PROTO(pcgemm_, std::complex<float>)
 CALA_PGEMM_PROTO(pzgemm_, std::complex<double>)
 #undef CALA_PGEMM_PROTO
+
+// ScaLAPACK proper is Fortran: UPLO's hidden length comes last.
+#define CALA_PPOTR_PROTO(T, f, s)                                                                        \
+    void f(const char* uplo, const int* n, T* a, const int* ia, const int* ja, const int* desca, int* info, \
+           std::size_t);                                                                                \
+    void s(const char* uplo, const int* n, const int* nrhs, const T* a, const int* ia, const int* ja,     \
+           const int* desca, T* b, const int* ib, const int* jb, const int* descb, int* info, std::size_t);
+CALA_PPOTR_PROTO(float, pspotrf_, pspotrs_)
+CALA_PPOTR_PROTO(double, pdpotrf_, pdpotrs_)
+CALA_PPOTR_PROTO(std::complex<float>, pcpotrf_, pcpotrs_)
+CALA_PPOTR_PROTO(std::complex<double>, pzpotrf_, pzpotrs_)
+#undef CALA_PPOTR_PROTO
 }
 
 namespace cala::bench {
@@ -65,6 +79,31 @@ void call_pgemm(const char* ta, const char* tb, const int* m, const int* n, cons
     else if constexpr (std::is_same_v<T, double>) pdgemm_(ta, tb, m, n, k, alpha, a, one, one, desca, b, one, one, descb, beta, c, one, one, descc);
     else if constexpr (std::is_same_v<T, std::complex<float>>) pcgemm_(ta, tb, m, n, k, alpha, a, one, one, desca, b, one, one, descb, beta, c, one, one, descc);
     else pzgemm_(ta, tb, m, n, k, alpha, a, one, one, desca, b, one, one, descb, beta, c, one, one, descc);
+}
+
+template <class T>
+void call_ppotrf(const char* uplo, const int* n, T* a, const int* one, const int* desca, int* info) {
+    if constexpr (std::is_same_v<T, float>) pspotrf_(uplo, n, a, one, one, desca, info, 1);
+    else if constexpr (std::is_same_v<T, double>) pdpotrf_(uplo, n, a, one, one, desca, info, 1);
+    else if constexpr (std::is_same_v<T, std::complex<float>>) pcpotrf_(uplo, n, a, one, one, desca, info, 1);
+    else pzpotrf_(uplo, n, a, one, one, desca, info, 1);
+}
+
+template <class T>
+void call_ppotrs(const char* uplo, const int* n, const int* nrhs, const T* a, const int* one, const int* desca, T* b,
+                 const int* descb, int* info) {
+    if constexpr (std::is_same_v<T, float>) pspotrs_(uplo, n, nrhs, a, one, one, desca, b, one, one, descb, info, 1);
+    else if constexpr (std::is_same_v<T, double>) pdpotrs_(uplo, n, nrhs, a, one, one, desca, b, one, one, descb, info, 1);
+    else if constexpr (std::is_same_v<T, std::complex<float>>) pcpotrs_(uplo, n, nrhs, a, one, one, desca, b, one, one, descb, info, 1);
+    else pzpotrs_(uplo, n, nrhs, a, one, one, desca, b, one, one, descb, info, 1);
+}
+
+// The cala grid of `m` is the BLACS grid `g` (same shape, this rank at the same coordinates).
+void check_same_grid(const BlacsGrid& g, const Grid2D& cg) {
+    if (cg.order() != GridOrder::RowMajor || cg.p() != g.p() || cg.q() != g.q() || cg.row() != g.row() ||
+        cg.col() != g.col())
+        throw Error(cat("scalapack: cala grid ", cg.p(), "x", cg.q(), " at (", cg.row(), ",", cg.col(),
+                        ") does not match BLACS grid ", g.p(), "x", g.q(), " at (", g.row(), ",", g.col(), ")"));
 }
 
 }  // namespace
@@ -123,11 +162,7 @@ std::array<int, 9> descriptor(const BlacsGrid& g, const BlockCyclic& l, index_t 
 template <class T>
 void pgemm(const BlacsGrid& g, Op op_a, Op op_b, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, T beta,
            const MatrixRef<T>& c) {
-    const Grid2D& cg = c.grid();
-    if (cg.order() != GridOrder::RowMajor || cg.p() != g.p() || cg.q() != g.q() || cg.row() != g.row() ||
-        cg.col() != g.col())
-        throw Error(cat("scalapack: cala grid ", cg.p(), "x", cg.q(), " at (", cg.row(), ",", cg.col(),
-                        ") does not match BLACS grid ", g.p(), "x", g.q(), " at (", g.row(), ",", g.col(), ")"));
+    check_same_grid(g, c.grid());
     const auto da = descriptor(g, a.layout(), a.ld());
     const auto db = descriptor(g, b.layout(), b.ld());
     const auto dc = descriptor(g, c.layout(), c.ld());
@@ -143,35 +178,41 @@ void pgemm(const BlacsGrid& g, Op op_a, Op op_b, T alpha, const MatrixRef<T>& a,
                   dc.data());
 }
 
-extern "C" {
-void pspotrf_(const char*, const int*, float*, const int*, const int*, const int*, int*);
-void pdpotrf_(const char*, const int*, double*, const int*, const int*, const int*, int*);
-void pcpotrf_(const char*, const int*, std::complex<float>*, const int*, const int*, const int*, int*);
-void pzpotrf_(const char*, const int*, std::complex<double>*, const int*, const int*, const int*, int*);
-}
-
 template <class T>
 index_t ppotrf(const BlacsGrid& g, Uplo uplo, const MatrixRef<T>& a) {
-    const Grid2D& cg = a.grid();
-    if (cg.order() != GridOrder::RowMajor || cg.p() != g.p() || cg.q() != g.q() || cg.row() != g.row() ||
-        cg.col() != g.col())
-        throw Error(cat("scalapack: cala grid ", cg.p(), "x", cg.q(), " does not match BLACS grid ", g.p(), "x", g.q()));
+    check_same_grid(g, a.grid());
+    if (a.m() != a.n() || a.layout().rows.nb != a.layout().cols.nb)
+        throw Error(cat("scalapack: p?potrf needs a square matrix in square blocks, got ", a.m(), "x", a.n(), " in ",
+                        a.layout().rows.nb, "x", a.layout().cols.nb, " blocks"));
     const auto da = descriptor(g, a.layout(), a.ld());
     const int n = to_int(a.n(), "N"), one = 1;
     const char u = uplo_char(uplo);
     int info = 0;
-    cala::kernels::set_threads(omp_get_max_threads());  // as for pgemm: ScaLAPACK's BLAS is cala's BLIS
-    if constexpr (std::is_same_v<T, float>) pspotrf_(&u, &n, a.data(), &one, &one, da.data(), &info);
-    else if constexpr (std::is_same_v<T, double>) pdpotrf_(&u, &n, a.data(), &one, &one, da.data(), &info);
-    else if constexpr (std::is_same_v<T, std::complex<float>>) pcpotrf_(&u, &n, a.data(), &one, &one, da.data(), &info);
-    else pzpotrf_(&u, &n, a.data(), &one, &one, da.data(), &info);
+    cala::kernels::set_threads(omp_get_max_threads());  // ScaLAPACK's BLAS is BLIS (see pgemm)
+    call_ppotrf<T>(&u, &n, a.data(), &one, da.data(), &info);
+    if (info < 0) throw Error(cat("scalapack: p?potrf rejected argument ", -info));
     return info;
 }
 
+template <class T>
+void ppotrs(const BlacsGrid& g, Uplo uplo, const MatrixRef<T>& a, const MatrixRef<T>& b) {
+    check_same_grid(g, a.grid());
+    check_same_grid(g, b.grid());
+    const auto da = descriptor(g, a.layout(), a.ld());
+    const auto db = descriptor(g, b.layout(), b.ld());
+    const int n = to_int(a.n(), "N"), nrhs = to_int(b.n(), "NRHS"), one = 1;
+    const char u = uplo_char(uplo);
+    int info = 0;
+    cala::kernels::set_threads(omp_get_max_threads());
+    call_ppotrs<T>(&u, &n, &nrhs, a.data(), &one, da.data(), b.data(), db.data(), &info);
+    if (info != 0) throw Error(cat("scalapack: p?potrs rejected argument ", -info));
+}
+
 #define CALA_INST(T)                                                                                     \
-    template index_t ppotrf<T>(const BlacsGrid&, Uplo, const MatrixRef<T>&);                             \
     template void pgemm<T>(const BlacsGrid&, Op, Op, T, const MatrixRef<T>&, const MatrixRef<T>&, T,      \
-                           const MatrixRef<T>&);
+                           const MatrixRef<T>&);                                                          \
+    template index_t ppotrf<T>(const BlacsGrid&, Uplo, const MatrixRef<T>&);                              \
+    template void ppotrs<T>(const BlacsGrid&, Uplo, const MatrixRef<T>&, const MatrixRef<T>&);
 CALA_FOR_EACH_TYPE(CALA_INST)
 #undef CALA_INST
 

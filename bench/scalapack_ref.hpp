@@ -1,7 +1,9 @@
 #pragma once
-// The ScaLAPACK reference of cala-bench: PBLAS p?gemm run directly on cala's local storage.
+// The ScaLAPACK reference of cala-bench: PBLAS p?gemm and ScaLAPACK p?potrf/p?potrs run
+// directly on cala's local storage.
 //
 // cala-bench gemm -> scalapack_ref -> p?gemm_ (libscalapack-mpich, Fortran ABI) -> ?gemm_ (BLAS)
+// cala-bench potrf -> scalapack_ref -> p?potrf_ / p?potrs_ (libscalapack-mpich) -> BLAS, LAPACK
 //
 // A DistMatrix's local array is ScaLAPACK's (column-major, ld >= max(1, local rows)), and a
 // BLACS grid made with "Row" order over MPI_COMM_WORLD puts rank r at the same (row, col) as a
@@ -54,9 +56,18 @@ template <class T>
 void pgemm(const BlacsGrid& g, Op op_a, Op op_b, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b,
            T beta, const MatrixRef<T>& c);
 
-/// ScaLAPACK's p?potrf on the local storage of a (square blocks, as ScaLAPACK requires), with
-/// omp_get_max_threads() BLAS threads per rank; returns ScaLAPACK's info.
+/// Cholesky factorization of a (n x n, the `uplo` triangle) by ScaLAPACK's p?potrf on the local
+/// storage of a, with omp_get_max_threads() BLAS threads per rank. Returns ScaLAPACK's info (0, or
+/// k > 0: the leading minor of order k is not positive definite; the same on every rank).
+/// Collective over `g`, which must match a's cala grid (checked, cala::Error otherwise); a must
+/// be square with square blocks (MB = NB, as ScaLAPACK requires; cala::Error otherwise).
 template <class T>
 index_t ppotrf(const BlacsGrid& g, Uplo uplo, const MatrixRef<T>& a);
+
+/// B := A⁻¹·B by ScaLAPACK's p?potrs with the factor ppotrf left in a; b is n x nrhs with the
+/// row blocking of a. Collective over `g` (as ppotrf). Throws cala::Error if ScaLAPACK rejects
+/// the arguments (its info < 0).
+template <class T>
+void ppotrs(const BlacsGrid& g, Uplo uplo, const MatrixRef<T>& a, const MatrixRef<T>& b);
 
 }  // namespace cala::bench

@@ -2,8 +2,10 @@
 
 #include "scalapack/context.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
+#include <vector>
 
 #include "cala/comm.hpp"
 #include "core/check.hpp"
@@ -32,14 +34,22 @@ MPI_Comm grid_communicator(int ctxt) {
     return Cblacs2sys_handle(sys);
 }
 
-Agreement agree(MPI_Comm comm, const GridPos& g, int code, bool cala_layouts, bool cached) {
+Agreement agree(MPI_Comm comm, const GridPos& g, int code, bool cala_layouts, bool cached,
+                std::span<const SameArg> same) {
     int rank = 0;
     CALA_CHECK_MPI(MPI_Comm_rank(comm, &rank));
-    // One MIN reduction: flags that must hold everywhere travel as 0 (holds) or -1 (fails here).
-    int v[5] = {code, cala_layouts ? 0 : -1, cached ? 0 : -1, rank == g.row * g.q + g.col ? 0 : -1,
-                rank == g.col * g.p + g.row ? 0 : -1};
-    CALA_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, v, 5, MPI_INT, MPI_MIN, comm));
-    return Agreement{v[0], v[1] == 0, v[2] == 0, v[3] == 0, v[4] == 0};
+    // One MIN reduction: flags that must hold everywhere travel as 0 (holds) or -1 (fails here);
+    // each value that must agree travels as itself and negated (its minimum and maximum).
+    const std::size_t k = same.size();
+    std::vector<long long> v{code, cala_layouts ? 0 : -1, cached ? 0 : -1, rank == g.row * g.q + g.col ? 0 : -1,
+                             rank == g.col * g.p + g.row ? 0 : -1};
+    for (const SameArg& s : same) v.push_back(s.value);
+    for (const SameArg& s : same) v.push_back(-static_cast<long long>(s.value));
+    CALA_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_LONG_LONG, MPI_MIN, comm));
+    Agreement a{static_cast<int>(v[0]), v[1] == 0, v[2] == 0, v[3] == 0, v[4] == 0};
+    for (std::size_t i = 0; i < k; ++i)
+        if (v[5 + i] != -v[5 + k + i]) a.code = std::min(a.code, same[i].code);
+    return a;
 }
 
 const Grid2D* cached_grid(int ctxt, MPI_Comm comm, const GridPos& g) {

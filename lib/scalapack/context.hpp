@@ -14,6 +14,8 @@
 
 #include <mpi.h>
 
+#include <span>
+
 #include "cala/grid.hpp"
 #include "scalapack/descriptor.hpp"
 
@@ -32,8 +34,18 @@ struct Agreement {
     bool col_major = true;       ///< communicator rank == col·p + row on every process
 };
 
-/// One MPI_Allreduce (5 ints) over `comm`, the grid's communicator: collective over the grid.
-Agreement agree(MPI_Comm comm, const GridPos& g, int code, bool cala_layouts, bool cached);
+/// An argument that must hold the same value on every process of the grid (ScaLAPACK's
+/// PCHK1MAT / PCHK2MAT): where two processes differ, the call fails with `code` (in
+/// ArgCheck's encoding), unless a smaller code fails first.
+struct SameArg {
+    int value;
+    int code;
+};
+
+/// One MPI_Allreduce (5 + 2·same.size() integers) over `comm`, the grid's communicator:
+/// collective over the grid. `same` must list the same arguments in the same order everywhere.
+Agreement agree(MPI_Comm comm, const GridPos& g, int code, bool cala_layouts, bool cached,
+                std::span<const SameArg> same = {});
 
 /// The cached Grid2D of `ctxt` if it still describes this grid (same shape and position, a
 /// communicator congruent to `comm`: BLACS reuses context numbers after Cblacs_gridexit);

@@ -101,6 +101,48 @@ void check_matrix(ArgCheck& chk, const char* name, int ctxt, const GridPos& g, i
                                    " local rows on process (", g.row, ",", g.col, ")"));
 }
 
+void chk1mat(ArgCheck& chk, const char* name, const GridPos& g, int m, int mpos, int n, int npos, int ix, int jx,
+             const int* desc, int dpos) {
+    using detail::cat;
+    constexpr int k = ArgCheck::kDescMult;
+    const int mcode = mpos * k, ncode = npos * k, icode = (dpos - 2) * k, jcode = (dpos - 1) * k, d = dpos * k;
+    if (desc[SL_DTYPE - 1] != kBlockCyclic2D) {
+        chk.fail(d + SL_DTYPE, cat("DESC", name, " has descriptor type ", desc[0], ", not 1"));
+        return;  // the other entries mean nothing
+    }
+    const int dm = desc[SL_M - 1], dn = desc[SL_N - 1], mb = desc[SL_MB - 1], nb = desc[SL_NB - 1],
+              rsrc = desc[SL_RSRC - 1], csrc = desc[SL_CSRC - 1], lld = desc[SL_LLD - 1];
+    // CHK1MAT's first chain: the first failure only.
+    if (m < 0) chk.fail(mcode, cat("rows of sub(", name, ") = ", m, " < 0"));
+    else if (n < 0) chk.fail(ncode, cat("columns of sub(", name, ") = ", n, " < 0"));
+    else if (ix < 1) chk.fail(icode, cat("I", name, " = ", ix, " < 1"));
+    else if (jx < 1) chk.fail(jcode, cat("J", name, " = ", jx, " < 1"));
+    else if (mb < 1) chk.fail(d + SL_MB, cat("DESC", name, " MB = ", mb, " < 1"));
+    else if (nb < 1) chk.fail(d + SL_NB, cat("DESC", name, " NB = ", nb, " < 1"));
+    else if (rsrc < 0 || rsrc >= g.p) chk.fail(d + SL_RSRC, cat("DESC", name, " RSRC = ", rsrc, " is not a row of ", g.p));
+    else if (csrc < 0 || csrc >= g.q)
+        chk.fail(d + SL_CSRC, cat("DESC", name, " CSRC = ", csrc, " is not a column of ", g.q));
+    else if (lld < 1) chk.fail(d + SL_LLD, cat("DESC", name, " LLD = ", lld, " < 1"));
+    else if (const index_t np = local_count(dm, mb, mb, rsrc, g.p, g.row);
+             lld < np && local_count(dn, nb, nb, csrc, g.q, g.col) > 0)
+        chk.fail(d + SL_LLD, cat("DESC", name, " LLD = ", lld, " < ", np, " local rows on process (", g.row, ",",
+                                 g.col, ")"));
+    if (m == 0 || n == 0) {  // an empty submatrix: relaxed checks
+        if (dm < 0) chk.fail(d + SL_M, cat("DESC", name, " M = ", dm, " < 0"));
+        if (dn < 0) chk.fail(d + SL_N, cat("DESC", name, " N = ", dn, " < 0"));
+    } else if (dm < 1) chk.fail(d + SL_M, cat("DESC", name, " M = ", dm, " < 1"));
+    else if (dn < 1) chk.fail(d + SL_N, cat("DESC", name, " N = ", dn, " < 1"));
+    else if (ix > dm) chk.fail(icode, cat("I", name, " = ", ix, " > M = ", dm));
+    else if (jx > dn) chk.fail(jcode, cat("J", name, " = ", jx, " > N = ", dn));
+    else {
+        if (static_cast<index_t>(ix) + m - 1 > dm)
+            chk.fail(mcode, cat("sub(", name, ") rows ", ix, "..", static_cast<index_t>(ix) + m - 1, " exceed M = ", dm));
+        if (static_cast<index_t>(jx) + n - 1 > dn)
+            chk.fail(ncode, cat("sub(", name, ") columns ", jx, "..", static_cast<index_t>(jx) + n - 1, " exceed N = ",
+                                dn));
+    }
+}
+
 std::optional<SubAxis> sub_axis(index_t n, index_t ib, index_t nb, int src, int nprocs, index_t off, index_t len,
                                 int proc) {
     if (src < 0) return std::nullopt;  // replicated: no block-cyclic layout describes it

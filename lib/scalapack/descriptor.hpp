@@ -56,6 +56,18 @@ struct ArgCheck {
 void check_matrix(ArgCheck& chk, const char* name, int ctxt, const GridPos& g, int m, int mpos, int n, int npos,
                   int ix, int jx, const Desc& d, int dpos);
 
+/// ScaLAPACK's CHK1MAT (the local checks of a ScaLAPACK routine, not PBLAS's) for
+/// sub(X) = X(ix:ix+m-1, jx:jx+n-1), with M, N, IX/JX and DESCX arguments number mpos, npos,
+/// dpos-2/dpos-1 and dpos, on the descriptor `desc` as the user passed it (ScaLAPACK routines
+/// accept only DTYPE 1, 9 entries). Descriptor entries are numbered as ScaLAPACK numbers them,
+/// 1..9 (DTYPE 1, CTXT 2, M 3, N 4, MB 5, NB 6, RSRC 7, CSRC 8, LLD 9): entry j wrong gives code
+/// 100·dpos + j. One failure at most per call (CHK1MAT's chain), the smallest code wins overall.
+void chk1mat(ArgCheck& chk, const char* name, const GridPos& g, int m, int mpos, int n, int npos, int ix, int jx,
+             const int* desc, int dpos);
+
+/// ScaLAPACK's 1-based numbering of the entries of a 9-entry descriptor (for ArgCheck codes).
+enum ScalapackDescEntry : int { SL_DTYPE = 1, SL_CTXT, SL_M, SL_N, SL_MB, SL_NB, SL_RSRC, SL_CSRC, SL_LLD };
+
 /// Number of the first n indices a process holds when block 0 has ib indices, the others nb,
 /// block b on process (src + b) mod nprocs; src == -1 means every process holds them all.
 index_t local_count(index_t n, index_t ib, index_t nb, int src, int nprocs, int proc) noexcept;

@@ -19,6 +19,7 @@
 #include "scalapack/context.hpp"
 #include "scalapack/descriptor.hpp"
 #include "scalapack/report.hpp"
+#include "scalapack/view.hpp"
 
 namespace cala::scalapack {
 
@@ -73,29 +74,6 @@ void call_scalapack(const Args<T>& x) {
 
 Op to_op(char t) { return t == 'N' ? Op::N : t == 'T' ? Op::T : Op::C; }
 
-// Rows and columns of the submatrix (ix, jx, rows x cols) of a matrix with descriptor d, seen
-// from grid position g; nullopt when cala has no layout for them.
-struct SubMatrix {
-    SubAxis rows, cols;
-    index_t ld;
-};
-
-std::optional<SubMatrix> sub_matrix(const Desc& d, const GridPos& g, int ix, int jx, index_t rows, index_t cols) {
-    auto r = sub_axis(d[M_], d[IMB_], d[MB_], d[RSRC_], g.p, ix - 1, rows, g.row);
-    auto c = sub_axis(d[N_], d[INB_], d[NB_], d[CSRC_], g.q, jx - 1, cols, g.col);
-    if (!r || !c) return std::nullopt;
-    return SubMatrix{*r, *c, d[LLD_]};
-}
-
-// The user's local array of a submatrix as a MatrixRef (no copy).
-template <class T>
-MatrixRef<T> view(const Grid2D& grid, const SubMatrix& s, const T* data) {
-    const index_t m_loc = s.rows.dist.local_size(grid.row()), n_loc = s.cols.dist.local_size(grid.col());
-    T* p = const_cast<T*>(data);  // cala reads A and B only
-    if (m_loc > 0 && n_loc > 0) p += s.rows.local_offset + s.cols.local_offset * s.ld;
-    return MatrixRef<T>(grid, BlockCyclic(s.rows.dist, s.cols.dist), p, s.ld);
-}
-
 enum class Route { Nothing, Scale, Small, Cala };
 
 // PBLAS's checks of p?gemm's arguments, in PBLAS's order: TRANSA (1), TRANSB (2), then A (M 3,
@@ -114,10 +92,6 @@ ArgCheck check_args(const Args<T>& x, char ta, char tb, const Desc& da, const De
     check_matrix(chk, "B", ctxt, g, notb ? k : n, notb ? 5 : 4, notb ? n : k, notb ? 4 : 5, *x.ib, *x.jb, db, 14);
     check_matrix(chk, "C", ctxt, g, m, 3, n, 4, *x.ic, *x.jc, dc, 19);
     return chk;
-}
-
-std::string threshold_text(double t) {
-    return t < 9e18 ? std::to_string(static_cast<long long>(t)) : detail::cat(t);
 }
 
 template <class T>

@@ -19,12 +19,19 @@ const Settings& settings();
 /// one, whether the shim was preloaded or linked before libscalapack. nullptr if none.
 void* real_symbol(const char* name);
 
+/// Who reports an illegal argument in the routine the shim stands in for.
+enum class Checker {
+    Pblas,      ///< a PBLAS routine (p?gemm): PXERBLA, then the program's own PB_Cabort if any
+    Scalapack,  ///< a ScaLAPACK routine (p?potrf, p?potrs): PXERBLA only, as ScaLAPACK does
+};
+
 /// Reports an illegal argument as ScaLAPACK does: PXERBLA's line ("{r,c}:  On entry to PDGEMM
-/// parameter number 1403 had an illegal value") through the process's own PXERBLA, then, when
-/// the process has a PBLAS error handler other than libscalapack's (a PBLAS tester's, which
-/// records INFO instead of aborting), that handler. libscalapack's own handler is not called:
-/// it would abort the program, and the shim's contract is that the program goes on. Local.
-void report_illegal(int ctxt, const char* rout, int info);
+/// parameter number 1403 had an illegal value") through the process's own PXERBLA, then, for a
+/// PBLAS routine when the process has a PBLAS error handler other than libscalapack's (a PBLAS
+/// tester's, which records INFO instead of aborting), that handler. libscalapack's own handler
+/// is not called: it would abort the program, and the shim's contract is that the program goes
+/// on. Local.
+void report_illegal(int ctxt, const char* rout, int info, Checker who = Checker::Pblas);
 
 /// One CALA_VERBOSE line (the caller decides which process prints).
 void say(const std::string& line);

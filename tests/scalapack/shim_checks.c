@@ -37,6 +37,25 @@ void PDGEMM(PGEMM_ARGS(double));
 void pcgemm(PGEMM_ARGS(float complex));
 void pzgemm_(PGEMM_ARGS(double complex));
 
+#ifdef CALA_SHIM_CHOLESKY
+typedef void (*PotrfFn)(const char*, const int*, void*, const int*, const int*, const int*, int*);
+typedef void (*PotrsFn)(const char*, const int*, const int*, const void*, const int*, const int*, const int*, void*,
+                        const int*, const int*, const int*, int*);
+#define POTRF_ARGS(T) const char*, const int*, T*, const int*, const int*, const int*, int*
+#define POTRS_ARGS(T) \
+    const char*, const int*, const int*, const T*, const int*, const int*, const int*, T*, const int*, const int*, \
+        const int*, int*
+void pspotrf(POTRF_ARGS(float));
+void PSPOTRS(POTRS_ARGS(float));
+void pdpotrf_(POTRF_ARGS(double));
+void pdpotrs_(POTRS_ARGS(double));
+void PDPOTRF(POTRF_ARGS(double));
+void pcpotrf_(POTRF_ARGS(float complex));
+void pcpotrs_(POTRS_ARGS(float complex));
+void PZPOTRF(POTRF_ARGS(double complex));
+void pzpotrs(POTRS_ARGS(double complex));
+#endif
+
 static int failures = 0;
 static int me = 0;
 
@@ -227,6 +246,153 @@ static void illegal(const char* what, int ctxt, Mat* a, Mat* b, Mat* c, const ch
     if (bad) ++failures;
 }
 
+#ifdef CALA_SHIM_CHOLESKY
+/* A Hermitian, diagonally dominant (so positive definite) n x n matrix; entry (kbad, kbad) is -1
+ * when kbad >= 0 (then the leading minor of order kbad + 1 is not positive definite). */
+static double complex herm(char t, int n, int kbad, int i, int j) {
+    if (i == j) return i == kbad ? -1.0 : n + 2.0;
+    return i < j ? gen(t, 1, i, j) : conj(gen(t, 1, j, i));
+}
+
+/* v as the array of type t stores it. */
+static double complex stored(char t, double complex v) {
+    return t == 's' ? (float)creal(v) : t == 'c' ? (double complex)(float complex)v : t == 'd' ? creal(v) : v;
+}
+
+/* Every process's verdict summed over the grid; process (0, 0) prints it. */
+static void verdict(int ctxt, const char* what, int bad, const char* ok) {
+    int p, q, r, c;
+    Cigsum2d(ctxt, "All", " ", 1, 1, &bad, 1, -1, -1);
+    Cblacs_gridinfo(ctxt, &p, &q, &r, &c);
+    if (r == 0 && c == 0) printf("check %-44s %s\n", what, bad == 0 ? ok : "WRONG");
+    if (bad) ++failures;
+}
+
+/* sub(A) = A(ia.., ja..) n x n in nb x nb blocks (sources rsrc, csrc), sub(B) = B(ib.., jb..)
+ * n x nrhs: factor with `trf`, solve with `trs` (when given), check the factor's info (kbad + 1,
+ * or 0) on every process, the solution against x_true, and that potrf left every entry outside
+ * its triangle of sub(A) untouched. */
+static void cholesky(const char* what, int ctxt, char t, PotrfFn trf, PotrsFn trs, char uplo, int n, int nrhs,
+                     int nb, int rsrc, int csrc, int off, int kbad) {
+    Mat a = make(ctxt, 1, n + off + 3, n + off + 2, nb, nb, nb, nb, rsrc, csrc, 2);
+    Mat b = make(ctxt, 1, n + off + 1, nrhs + 2, nb, 3, nb, 3, rsrc, (csrc + 1) % 2, 1);
+    for (int j = 0; j < a.n; ++j)
+        for (int i = 0; i < a.m; ++i) {
+            const int si = i - off, sj = j - off;
+            put(&a, t, ctxt, i, j, si >= 0 && si < n && sj >= 0 && sj < n ? herm(t, n, kbad, si, sj) : gen(t, 4, i, j));
+        }
+    /* B = sub(A) · X_true in columns 1.., rows off.. */
+    for (int j = 0; j < b.n; ++j)
+        for (int i = 0; i < b.m; ++i) {
+            const int si = i - off, sj = j - 1;
+            double complex v = gen(t, 5, i, j);
+            if (si >= 0 && si < n && sj >= 0 && sj < nrhs) {
+                v = 0;
+                for (int l = 0; l < n; ++l) v += herm(t, n, -1, si, l) * gen(t, 2, l, sj);
+            }
+            put(&b, t, ctxt, i, j, v);
+        }
+    const int ia = off + 1, ja = off + 1, ib = off + 1, jb = 2;
+    int info = -999;
+    trf(&uplo, &n, a.z, &ia, &ja, a.desc, &info);
+    int bad = info != (kbad >= 0 ? kbad + 1 : 0);
+    for (int j = 0; j < a.n; ++j)
+        for (int i = 0; i < a.m; ++i) {
+            if (at(&a, t, ctxt, i, j) == NULL) continue;
+            const int si = i - off, sj = j - off;
+            const int inside = si >= 0 && si < n && sj >= 0 && sj < n;
+            const int mine = inside && (uplo == 'L' ? si >= sj : si <= sj);
+            if (!mine && get(&a, t, ctxt, i, j) != stored(t, inside ? herm(t, n, kbad, si, sj) : gen(t, 4, i, j))) ++bad;
+        }
+    if (trs != NULL && info == 0) {
+        trs(&uplo, &n, &nrhs, a.z, &ia, &ja, a.desc, b.z, &ib, &jb, b.desc, &info);
+        bad += info != 0;
+        const double tol = t == 's' || t == 'c' ? 1e-3 : 1e-10;
+        for (int j = 0; j < b.n; ++j)
+            for (int i = 0; i < b.m; ++i) {
+                if (at(&b, t, ctxt, i, j) == NULL) continue;
+                const int si = i - off, sj = j - 1;
+                const int inside = si >= 0 && si < n && sj >= 0 && sj < nrhs;
+                const double complex want = stored(t, inside ? gen(t, 2, si, sj) : gen(t, 5, i, j));
+                if (!(cabs(get(&b, t, ctxt, i, j) - want) <= (inside ? tol : 0))) ++bad;
+            }
+    }
+    verdict(ctxt, what, bad, kbad >= 0 ? "ok (the same info on every process)" : "ok");
+    free(a.z);
+    free(b.z);
+}
+
+/* Illegal p?potrf / p?potrs arguments: info < 0 everywhere (ScaLAPACK's code), A and B untouched. */
+static void illegal_cholesky(int ctxt) {
+    const int n = 8, nrhs = 2, one = 1, three = 3;
+    Mat a = make(ctxt, 1, 12, 12, 4, 4, 4, 4, 0, 0, 0), b = make(ctxt, 1, 12, 4, 4, 2, 4, 2, 0, 0, 0);
+    Mat a35 = make(ctxt, 1, 12, 12, 3, 5, 3, 5, 0, 0, 0), b3 = make(ctxt, 1, 12, 4, 3, 2, 3, 2, 0, 0, 0);
+    Mat a1 = make(ctxt, 1, 12, 12, 4, 4, 4, 4, 0, 0, 0);
+    if (me == 0) a1.desc[8] = 2; /* LLD 2 < 8 local rows, on process 0 only */
+    struct {
+        const char* what;
+        Mat *a, *b;
+        const char* uplo;
+        const int *ia, *ib;
+        int want;
+    } cases[] = {
+        {"p?potrf: illegal UPLO (info -1)", &a, NULL, "X", &one, NULL, -1},
+        {"p?potrf: IA = 3 inside a block (info -4)", &a, NULL, "L", &three, NULL, -4},
+        {"p?potrf: MB != NB (info -606)", &a35, NULL, "U", &one, NULL, -606},
+        {"p?potrf: LLD too small on one process (-609)", &a1, NULL, "L", &one, NULL, -609},
+        {"p?potrs: IB = 3 inside a block (info -9)", &a, &b, "L", &one, &three, -9},
+        {"p?potrs: B's MB != A's NB (info -1106)", &a, &b3, "U", &one, &one, -1106},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        fill(cases[k].a, 'd', ctxt, 1);
+        if (cases[k].b) fill(cases[k].b, 'd', ctxt, 2);
+        int info = 0;
+        if (cases[k].b == NULL)
+            pdpotrf_(cases[k].uplo, &n, (double*)cases[k].a->z, cases[k].ia, &one, cases[k].a->desc, &info);
+        else
+            pdpotrs_(cases[k].uplo, &n, &nrhs, (double*)cases[k].a->z, cases[k].ia, &one, cases[k].a->desc,
+                     (double*)cases[k].b->z, cases[k].ib, &one, cases[k].b->desc, &info);
+        int bad = info != cases[k].want;
+        for (int j = 0; j < cases[k].a->n; ++j)
+            for (int i = 0; i < cases[k].a->m; ++i)
+                if (at(cases[k].a, 'd', ctxt, i, j) && get(cases[k].a, 'd', ctxt, i, j) != gen('d', 1, i, j)) ++bad;
+        if (cases[k].b)
+            for (int j = 0; j < cases[k].b->n; ++j)
+                for (int i = 0; i < cases[k].b->m; ++i)
+                    if (at(cases[k].b, 'd', ctxt, i, j) && get(cases[k].b, 'd', ctxt, i, j) != gen('d', 2, i, j))
+                        ++bad;
+        verdict(ctxt, cases[k].what, bad, "ok (info everywhere, A and B untouched)");
+    }
+    free(a.z);
+    free(b.z);
+    free(a35.z);
+    free(b3.z);
+    free(a1.z);
+}
+
+static void cholesky_checks(int row, int colc, int mapc, int sub) {
+    cholesky("potrf/potrs 2x2, d (pdpotrf_), L, offsets", row, 'd', (PotrfFn)pdpotrf_, (PotrsFn)pdpotrs_, 'L', 37, 5,
+             4, 1, 0, 4, -1);
+    cholesky("potrf/potrs column-major, d (PDPOTRF), U", colc, 'd', (PotrfFn)PDPOTRF, (PotrsFn)pdpotrs_, 'U', 29, 3,
+             5, 0, 1, 0, -1);
+    cholesky("potrf/potrs gridmap, z (PZPOTRF, pzpotrs), L", mapc, 'z', (PotrfFn)PZPOTRF, (PotrsFn)pzpotrs, 'L', 26,
+             4, 3, 1, 1, 3, -1);
+    cholesky("potrf/potrs 2x2, c (pcpotrf_), U, offsets", row, 'c', (PotrfFn)pcpotrf_, (PotrsFn)pcpotrs_, 'U', 23, 2,
+             4, 0, 0, 8, -1);
+    cholesky("potrf/potrs 2x2, s (pspotrf, PSPOTRS), L", row, 's', (PotrfFn)pspotrf, (PotrsFn)PSPOTRS, 'L', 21, 3, 4,
+             1, 1, 0, -1);
+    int p, q, r, c;
+    Cblacs_gridinfo(sub, &p, &q, &r, &c);
+    if (r >= 0)
+        cholesky("potrf/potrs sub-grid 1x3, d, U", sub, 'd', (PotrfFn)pdpotrf_, (PotrsFn)pdpotrs_, 'U', 31, 2, 4, 0,
+                 2, 4, -1);
+    cholesky("potrf not SPD at 14 of 33: info = 14, d, L", row, 'd', (PotrfFn)pdpotrf_, NULL, 'L', 33, 1, 4, 0, 0, 4,
+             13);
+    cholesky("potrf not SPD at 9 of 20: info = 9, z, U", row, 'z', (PotrfFn)PZPOTRF, NULL, 'U', 20, 1, 3, 1, 0, 0, 8);
+    illegal_cholesky(row);
+}
+#endif
+
 int main(void) {
     int nprocs, row, colc, mapc, sub, r, c, p, q;
     Cblacs_pinfo(&me, &nprocs);
@@ -280,6 +446,10 @@ int main(void) {
     Mat c1 = make(row, 1, 8, 8, 2, 2, 2, 2, 0, 0, 0);
     if (me == 0) c1.desc[8] = 3; /* LLD 3 < 4 local rows, on process 0 only */
     illegal("LLD of C too small on one process (info -1911)", row, &a, &b, &c1, "N", 1, -1);
+
+#ifdef CALA_SHIM_CHOLESKY
+    cholesky_checks(row, colc, mapc, sub);
+#endif
 
     int all = failures;
     Cigsum2d(row, "All", " ", 1, 1, &all, 1, -1, -1);

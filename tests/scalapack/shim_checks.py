@@ -3,7 +3,8 @@
 
 Beyond the program's own checks (exit status 0, "all checks passed"), checks its output:
 PXERBLA's line on every process for each illegal call, with ScaLAPACK's parameter numbers; the
-calls going through cala (CALA_VERBOSE), the first-block case going to ScaLAPACK.
+calls going through cala (CALA_VERBOSE), the first-block case going to ScaLAPACK. With
+--cholesky (the program built with CALA_SHIM_CHOLESKY), the same for p?potrf and p?potrs.
 
   shim_checks.py --mpiexec mpiexec.mpich --exe .../shim_checks
 """
@@ -19,6 +20,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mpiexec", required=True)
     ap.add_argument("--exe", required=True)
+    ap.add_argument("--cholesky", action="store_true", help="the program checks p?potrf and p?potrs too")
     args = ap.parse_args()
     env = dict(os.environ, OMP_NUM_THREADS="1", CALA_VERBOSE="1", CALA_SCALAPACK_THRESHOLD="0")
     env.pop("LD_PRELOAD", None)
@@ -39,6 +41,18 @@ def main():
         errors.append(f"{through} calls through cala, expected 9")
     if len(re.findall(r"-> ScaLAPACK: an operand has no cala layout", out)) != 1:
         errors.append("the first-block case did not go to ScaLAPACK")
+    if args.cholesky:
+        for routine, position in (("PDPOTRF", 1), ("PDPOTRF", 4), ("PDPOTRF", 606), ("PDPOTRF", 609),
+                                  ("PDPOTRS", 9), ("PDPOTRS", 1106)):
+            n = len(re.findall(rf"On entry to {routine} parameter number\s+{position} had an illegal value", out))
+            if n != 4:
+                errors.append(f"{n} PXERBLA lines for {routine} parameter {position}, expected 4")
+        potrf = len(re.findall(r"cala_scalapack: P[SDCZ]POTRF\(.*-> cala:", out))
+        potrs = len(re.findall(r"cala_scalapack: P[SDCZ]POTRS\(.*-> cala:", out))
+        if (potrf, potrs) != (8, 6):
+            errors.append(f"{potrf} p?potrf and {potrs} p?potrs calls through cala, expected 8 and 6")
+        if re.search(r"cala_scalapack: P[SDCZ]POTR[FS]\(.*-> ScaLAPACK", out):
+            errors.append("a p?potrf or p?potrs call went to ScaLAPACK")
     if errors:
         print("FAILED:\n  " + "\n  ".join(errors))
         return 1

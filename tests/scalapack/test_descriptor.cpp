@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <array>
 #include <random>
 #include <vector>
 
@@ -111,4 +112,43 @@ TEST_CASE("check_matrix gives PBLAS's codes") {
     const int d_bad[9] = {5, ctxt, 10, 10, 2, 2, 0, 0, 5};
     check_matrix(dtype, "A", ctxt, g, 4, 3, 4, 5, 1, 1, read_descriptor(d_bad), 10);
     CHECK(dtype.info() == -1001);
+}
+
+TEST_CASE("chk1mat gives ScaLAPACK's codes (9-entry numbering, one failure per chain)") {
+    const GridPos g{2, 3, 1, 2};
+    // p?potrf: N is argument 2, IA 4, JA 5, DESCA 6. DESCA: 20 x 20 in 4 x 4 blocks, LLD 12.
+    const auto code = [&](int n, int ia, int ja, std::array<int, 9> d) {
+        ArgCheck chk;
+        chk1mat(chk, "A", g, n, 2, n, 2, ia, ja, d.data(), 6);
+        return chk.info();
+    };
+    const std::array<int, 9> ok{1, 0, 20, 20, 4, 4, 0, 0, 12};
+    CHECK(code(8, 5, 9, ok) == 0);
+    CHECK(code(0, 1, 1, ok) == 0);
+    auto d = ok;
+    d[0] = 2;  // an 11-entry descriptor: ScaLAPACK routines take type 1 only
+    CHECK(code(8, 1, 1, d) == -601);
+    CHECK(code(-1, 1, 1, ok) == -2);
+    CHECK(code(8, 0, 1, ok) == -4);
+    CHECK(code(8, 1, 0, ok) == -5);
+    d = ok;
+    d[4] = 0;
+    CHECK(code(8, 1, 1, d) == -605);
+    d = ok;
+    d[6] = -1;  // RSRC -1 is PBLAS's replication, not ScaLAPACK's
+    CHECK(code(8, 1, 1, d) == -607);
+    d = ok;
+    d[7] = 3;
+    CHECK(code(8, 1, 1, d) == -608);
+    d = ok;
+    d[8] = 7;  // process row 1 of 2 holds 8 rows of 20 in blocks of 4
+    CHECK(code(8, 1, 1, d) == -609);
+    CHECK(code(8, 21, 1, ok) == -4);   // IA > M
+    CHECK(code(8, 17, 1, ok) == -2);   // IA + N - 1 > M: N's position
+    d = ok;
+    d[2] = 0;
+    CHECK(code(8, 1, 1, d) == -603);
+    CHECK(code(0, 1, 1, d) == 0);      // an empty submatrix relaxes M >= 1
+    d[6] = 5;                          // both chains fail: the smaller code wins (ScaLAPACK's MIN)
+    CHECK(code(8, 1, 1, d) == -603);
 }

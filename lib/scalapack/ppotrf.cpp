@@ -1,0 +1,205 @@
+// p?potrf_ of ScaLAPACK, computed by cala.
+//
+// p?potrf_ (Fortran ABI) -> ScaLAPACK's checks (CHK1MAT and p?potrf's own: descriptor) -> agree
+// over the BLACS grid, PCHK1MAT's consistency checks included (context) -> route: nothing |
+// ScaLAPACK (small) | cala::potrf on a MatrixRef over the caller's local array
+// (cholesky/ -> kernels: LAPACK potrf, BLIS trsm/herk/gemm)
+
+#include <cctype>
+#include <complex>
+#include <cstddef>
+#include <exception>
+#include <optional>
+
+#include "cala/cholesky.hpp"
+#include "cala/error.hpp"
+#include "core/check.hpp"
+#include "scalapack/blacs.hpp"
+#include "scalapack/context.hpp"
+#include "scalapack/descriptor.hpp"
+#include "scalapack/report.hpp"
+#include "scalapack/view.hpp"
+
+namespace cala::scalapack {
+
+namespace {
+
+// Name (as PXERBLA prints it) and Fortran symbol of the routine for T.
+template <class T> struct Routine;
+template <> struct Routine<float> {
+    static constexpr const char* name = "PSPOTRF";
+    static constexpr const char* symbol = "pspotrf_";
+};
+template <> struct Routine<double> {
+    static constexpr const char* name = "PDPOTRF";
+    static constexpr const char* symbol = "pdpotrf_";
+};
+template <> struct Routine<std::complex<float>> {
+    static constexpr const char* name = "PCPOTRF";
+    static constexpr const char* symbol = "pcpotrf_";
+};
+template <> struct Routine<std::complex<double>> {
+    static constexpr const char* name = "PZPOTRF";
+    static constexpr const char* symbol = "pzpotrf_";
+};
+
+// ScaLAPACK is Fortran: UPLO's hidden length comes last.
+template <class T>
+using PpotrfFn = void (*)(const char*, const int*, T*, const int*, const int*, const int*, int*, std::size_t);
+
+template <class T>
+struct Args {
+    const char* uplo;
+    const int* n;
+    T* a;
+    const int *ia, *ja, *desca;
+    int* info;
+};
+
+template <class T>
+void call_scalapack(const Args<T>& x) {
+    static const auto real = reinterpret_cast<PpotrfFn<T>>(real_symbol(Routine<T>::symbol));
+    if (real == nullptr) throw Error(detail::cat("no ScaLAPACK ", Routine<T>::symbol, " after cala_scalapack"));
+    real(x.uplo, x.n, x.a, x.ia, x.ja, x.desca, x.info, 1);
+}
+
+constexpr int kArgA = 6;  // DESCA's position in p?potrf's argument list
+constexpr int kMult = ArgCheck::kDescMult;
+
+// p?potrf's checks, in ScaLAPACK's order: CHK1MAT on A (N 2, IA 4, JA 5, DESCA 6), then, when
+// it passes, UPLO (1), IA and JA on a block boundary (4, 5), MB == NB (DESCA entry 6).
+ArgCheck check_args(char uplo, int n, int ia, int ja, const int* desca, const GridPos& g) {
+    using detail::cat;
+    ArgCheck chk;
+    chk1mat(chk, "A", g, n, 2, n, 2, ia, ja, desca, kArgA);
+    if (!chk.ok()) return chk;
+    const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(uplo)));
+    const int mb = desca[SL_MB - 1], nb = desca[SL_NB - 1];
+    if (u != 'U' && u != 'L') chk.fail(1 * kMult, cat("UPLO = '", uplo, "'"));
+    else if ((ia - 1) % mb != 0) chk.fail(4 * kMult, cat("IA = ", ia, " does not start a block of MB = ", mb));
+    else if ((ja - 1) % nb != 0) chk.fail(5 * kMult, cat("JA = ", ja, " does not start a block of NB = ", nb));
+    else if (mb != nb) chk.fail(kArgA * kMult + SL_NB, cat("DESCA MB = ", mb, " differs from NB = ", nb));
+    return chk;
+}
+
+template <class T>
+void ppotrf(const Args<T>& x) {
+    using detail::cat;
+    const char* const rout = Routine<T>::name;
+    const Settings& set = settings();
+    *x.info = 0;
+    const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(x.uplo[0])));
+    const bool upper = u == 'U';
+    const int n = *x.n, ctxt = x.desca[SL_CTXT - 1];
+    GridPos g;
+    Cblacs_gridinfo(ctxt, &g.p, &g.q, &g.row, &g.col);
+    const bool speaker = set.verbose && g.row == 0 && g.col == 0;
+    const auto call = [&] { return cat(rout, "(", u, ") n=", n, " on ", g.p, "x", g.q, " -> "); };
+
+    // 1. ScaLAPACK's checks, in ScaLAPACK's order.
+    if (g.p == -1) {  // A's context is no grid this process belongs to: nobody to agree with
+        *x.info = -(kArgA * kMult + SL_CTXT);
+        if (set.verbose) say(cat(call(), "illegal argument, info = ", *x.info, ": DESCA context ", ctxt,
+                                 " is not a BLACS grid here"));
+        report_illegal(ctxt, rout, *x.info, Checker::Scalapack);
+        return;
+    }
+    const ArgCheck chk = check_args(x.uplo[0], n, *x.ia, *x.ja, x.desca, g);
+    // PCHK1MAT: what must be the same on every process of the grid.
+    const int* d = x.desca;
+    const SameArg same[] = {
+        {n, 2 * kMult},  {*x.ia, 4 * kMult}, {*x.ja, 5 * kMult},
+        {d[SL_DTYPE - 1], kArgA * kMult + SL_DTYPE}, {d[SL_M - 1], kArgA * kMult + SL_M},
+        {d[SL_N - 1], kArgA * kMult + SL_N},         {d[SL_MB - 1], kArgA * kMult + SL_MB},
+        {d[SL_NB - 1], kArgA * kMult + SL_NB},       {d[SL_RSRC - 1], kArgA * kMult + SL_RSRC},
+        {d[SL_CSRC - 1], kArgA * kMult + SL_CSRC},   {upper ? 'U' : 'L', 1 * kMult},
+    };
+
+    // 2. Where the call goes (the same on every process when the arguments agree).
+    enum class Route { Nothing, Small, Cala };
+    const double size = static_cast<double>(n) * n * n;
+    const Route route = n == 0 ? Route::Nothing : size < set.threshold ? Route::Small : Route::Cala;
+    std::optional<SubMatrix> sa;
+    if (chk.ok() && route == Route::Cala) sa = sub_matrix(read_descriptor(x.desca), g, *x.ia, *x.ja, n, n);
+    const bool layouts = !chk.ok() || route != Route::Cala || sa.has_value();
+
+    // 3. One allreduce over the grid: the first illegal or inconsistent argument, layouts, cache.
+    const MPI_Comm comm = grid_communicator(ctxt);
+    const Grid2D* grid = route == Route::Cala && layouts ? cached_grid(ctxt, comm, g) : nullptr;
+    const Agreement agreed =
+        agree(comm, g, chk.code, layouts, route != Route::Cala || !layouts || grid != nullptr, same);
+    if (agreed.code != ArgCheck::kNone) {
+        ArgCheck all;
+        all.fail(agreed.code, agreed.code == chk.code ? chk.first : "found on another process of the grid, or "
+                                                                      "differs between processes");
+        if (speaker) say(cat(call(), "illegal argument, info = ", all.info(), ": ", all.first));
+        *x.info = all.info();
+        report_illegal(ctxt, rout, all.info(), Checker::Scalapack);
+        return;
+    }
+    if (!agreed.cala_layouts) {
+        if (speaker) say(cat(call(), "ScaLAPACK: A has no cala layout"));
+        call_scalapack(x);
+        return;
+    }
+    switch (route) {
+        case Route::Nothing:
+            if (speaker) say(cat(call(), "cala: nothing to do"));
+            return;
+        case Route::Small:
+            if (speaker)
+                say(cat(call(), "ScaLAPACK: n^3 = ", static_cast<long long>(size), " < CALA_SCALAPACK_THRESHOLD = ",
+                        threshold_text(set.threshold)));
+            call_scalapack(x);
+            return;
+        case Route::Cala: break;
+    }
+
+    // 4. The work: cala::potrf in place on the caller's local array.
+    if (!agreed.cached) grid = &make_grid(ctxt, comm, g, agreed);
+    const MatrixRef<T> av = view(*grid, *sa, x.a);
+    const Uplo uplo = upper ? Uplo::Upper : Uplo::Lower;
+    if (speaker)
+        say(cat(call(), "cala: ",
+                plan_potrf(uplo, av.layout(), grid->order(), CholeskyOptions{}, sizeof(T), is_complex_v<T>)
+                    .describe()));
+    try {
+        *x.info = static_cast<int>(potrf(uplo, av));
+    } catch (const MpiError&) {
+        throw;
+    } catch (const Error& e) {  // raised on every process before A is touched (cala::potrf agrees first)
+        if (g.row == 0 && g.col == 0) say(cat(rout, ": cala: ", e.what(), "; ScaLAPACK computes this call"));
+        call_scalapack(x);
+    }
+}
+
+// The C boundary: nothing escapes into Fortran.
+template <class T>
+void entry(const Args<T>& x) noexcept {
+    try {
+        ppotrf(x);
+    } catch (const std::exception& e) {
+        say(detail::cat(Routine<T>::name, ": ", e.what()));
+    } catch (...) {
+        say(detail::cat(Routine<T>::name, ": unknown exception"));
+    }
+}
+
+}  // namespace
+
+}  // namespace cala::scalapack
+
+// Every spelling a Fortran or C caller may use; a Fortran caller's hidden length of UPLO is
+// ignored by the C ABI.
+#define CALA_PPOTRF_ENTRY(sym, T)                                                                                \
+    extern "C" __attribute__((visibility("default"))) void sym(const char* uplo, const int* n, T* a, const int* ia, \
+                                                               const int* ja, const int* desca, int* info) {       \
+        cala::scalapack::entry<T>({uplo, n, a, ia, ja, desca, info});                                            \
+    }
+#define CALA_PPOTRF_SPELLINGS(lower, upper, T) \
+    CALA_PPOTRF_ENTRY(lower##_, T) CALA_PPOTRF_ENTRY(lower, T) CALA_PPOTRF_ENTRY(upper, T)
+
+CALA_PPOTRF_SPELLINGS(pspotrf, PSPOTRF, float)
+CALA_PPOTRF_SPELLINGS(pdpotrf, PDPOTRF, double)
+CALA_PPOTRF_SPELLINGS(pcpotrf, PCPOTRF, std::complex<float>)
+CALA_PPOTRF_SPELLINGS(pzpotrf, PZPOTRF, std::complex<double>)

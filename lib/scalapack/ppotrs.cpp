@@ -1,0 +1,236 @@
+// p?potrs_ of ScaLAPACK, computed by cala.
+//
+// p?potrs_ (Fortran ABI) -> ScaLAPACK's checks (CHK1MAT on A and B, p?potrs's own: descriptor)
+// -> agree over the BLACS grid, PCHK2MAT's consistency checks included (context) -> route:
+// nothing | ScaLAPACK (small) | cala::potrs on MatrixRefs over the caller's local arrays
+// (cholesky/solve/ -> cala::trsm twice -> kernels: BLIS trsm/gemm)
+
+#include <cctype>
+#include <complex>
+#include <cstddef>
+#include <exception>
+#include <optional>
+
+#include "cala/cholesky.hpp"
+#include "cala/error.hpp"
+#include "core/check.hpp"
+#include "scalapack/blacs.hpp"
+#include "scalapack/context.hpp"
+#include "scalapack/descriptor.hpp"
+#include "scalapack/report.hpp"
+#include "scalapack/view.hpp"
+
+namespace cala::scalapack {
+
+namespace {
+
+template <class T> struct Routine;
+template <> struct Routine<float> {
+    static constexpr const char* name = "PSPOTRS";
+    static constexpr const char* symbol = "pspotrs_";
+};
+template <> struct Routine<double> {
+    static constexpr const char* name = "PDPOTRS";
+    static constexpr const char* symbol = "pdpotrs_";
+};
+template <> struct Routine<std::complex<float>> {
+    static constexpr const char* name = "PCPOTRS";
+    static constexpr const char* symbol = "pcpotrs_";
+};
+template <> struct Routine<std::complex<double>> {
+    static constexpr const char* name = "PZPOTRS";
+    static constexpr const char* symbol = "pzpotrs_";
+};
+
+// ScaLAPACK is Fortran: UPLO's hidden length comes last.
+template <class T>
+using PpotrsFn = void (*)(const char*, const int*, const int*, const T*, const int*, const int*, const int*, T*,
+                          const int*, const int*, const int*, int*, std::size_t);
+
+template <class T>
+struct Args {
+    const char* uplo;
+    const int *n, *nrhs;
+    const T* a;
+    const int *ia, *ja, *desca;
+    T* b;
+    const int *ib, *jb, *descb;
+    int* info;
+};
+
+template <class T>
+void call_scalapack(const Args<T>& x) {
+    static const auto real = reinterpret_cast<PpotrsFn<T>>(real_symbol(Routine<T>::symbol));
+    if (real == nullptr) throw Error(detail::cat("no ScaLAPACK ", Routine<T>::symbol, " after cala_scalapack"));
+    real(x.uplo, x.n, x.nrhs, x.a, x.ia, x.ja, x.desca, x.b, x.ib, x.jb, x.descb, x.info, 1);
+}
+
+constexpr int kArgA = 7, kArgB = 11;  // DESCA's and DESCB's positions in p?potrs's argument list
+constexpr int kMult = ArgCheck::kDescMult;
+
+// The process row holding global row i (1-based) of a matrix with this row blocking (INDXG2P).
+int owner_row(int i, int mb, int rsrc, int p) { return (rsrc + (i - 1) / mb) % p; }
+
+// p?potrs's checks, in ScaLAPACK's order: CHK1MAT on A (N 2, IA 5, JA 6, DESCA 7) and on B
+// (N 2, NRHS 3, IB 9, JB 10, DESCB 11), then, when they pass, UPLO (1), IA and JA on a block
+// boundary (5, 6), A's MB == NB (DESCA entry 6), sub(B) starting on a block boundary in the
+// process row of sub(A) (9), B's MB == A's NB (DESCB entry 6).
+template <class T>
+ArgCheck check_args(const Args<T>& x, const GridPos& g) {
+    using detail::cat;
+    const int n = *x.n, nrhs = *x.nrhs, ia = *x.ia, ja = *x.ja, ib = *x.ib;
+    ArgCheck chk;
+    chk1mat(chk, "A", g, n, 2, n, 2, ia, ja, x.desca, kArgA);
+    chk1mat(chk, "B", g, n, 2, nrhs, 3, ib, *x.jb, x.descb, kArgB);
+    if (!chk.ok()) return chk;
+    const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(x.uplo[0])));
+    const int mba = x.desca[SL_MB - 1], nba = x.desca[SL_NB - 1], mbb = x.descb[SL_MB - 1];
+    if (u != 'U' && u != 'L') chk.fail(1 * kMult, cat("UPLO = '", x.uplo[0], "'"));
+    else if ((ia - 1) % mba != 0) chk.fail(5 * kMult, cat("IA = ", ia, " does not start a block of MB = ", mba));
+    else if ((ja - 1) % nba != 0) chk.fail(6 * kMult, cat("JA = ", ja, " does not start a block of NB = ", nba));
+    else if (mba != nba) chk.fail(kArgA * kMult + SL_NB, cat("DESCA MB = ", mba, " differs from NB = ", nba));
+    else if ((ib - 1) % mbb != 0 ||
+             owner_row(ib, mbb, x.descb[SL_RSRC - 1], g.p) != owner_row(ia, mba, x.desca[SL_RSRC - 1], g.p))
+        chk.fail(9 * kMult, cat("sub(B) (IB = ", ib, ") does not start a block in the process row of sub(A)"));
+    else if (mbb != nba) chk.fail(kArgB * kMult + SL_NB, cat("DESCB MB = ", mbb, " differs from A's NB = ", nba));
+    return chk;
+}
+
+template <class T>
+void ppotrs(const Args<T>& x) {
+    using detail::cat;
+    const char* const rout = Routine<T>::name;
+    const Settings& set = settings();
+    *x.info = 0;
+    const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(x.uplo[0])));
+    const bool upper = u == 'U';
+    const int n = *x.n, nrhs = *x.nrhs, ctxt = x.desca[SL_CTXT - 1];
+    GridPos g;
+    Cblacs_gridinfo(ctxt, &g.p, &g.q, &g.row, &g.col);
+    const bool speaker = set.verbose && g.row == 0 && g.col == 0;
+    const auto call = [&] { return cat(rout, "(", u, ") n=", n, " nrhs=", nrhs, " on ", g.p, "x", g.q, " -> "); };
+
+    // 1. ScaLAPACK's checks, in ScaLAPACK's order.
+    if (g.p == -1) {
+        *x.info = -(kArgA * kMult + SL_CTXT);
+        if (set.verbose) say(cat(call(), "illegal argument, info = ", *x.info, ": DESCA context ", ctxt,
+                                 " is not a BLACS grid here"));
+        report_illegal(ctxt, rout, *x.info, Checker::Scalapack);
+        return;
+    }
+    const ArgCheck chk = check_args(x, g);
+    // PCHK2MAT: what must be the same on every process of the grid.
+    const int *da = x.desca, *db = x.descb;
+    const SameArg same[] = {
+        {n, 2 * kMult},
+        {*x.ia, 5 * kMult},
+        {*x.ja, 6 * kMult},
+        {da[SL_DTYPE - 1], kArgA * kMult + SL_DTYPE},
+        {da[SL_M - 1], kArgA * kMult + SL_M},
+        {da[SL_N - 1], kArgA * kMult + SL_N},
+        {da[SL_MB - 1], kArgA * kMult + SL_MB},
+        {da[SL_NB - 1], kArgA * kMult + SL_NB},
+        {da[SL_RSRC - 1], kArgA * kMult + SL_RSRC},
+        {da[SL_CSRC - 1], kArgA * kMult + SL_CSRC},
+        {nrhs, 3 * kMult},
+        {*x.ib, 9 * kMult},
+        {*x.jb, 10 * kMult},
+        {db[SL_DTYPE - 1], kArgB * kMult + SL_DTYPE},
+        {db[SL_M - 1], kArgB * kMult + SL_M},
+        {db[SL_N - 1], kArgB * kMult + SL_N},
+        {db[SL_MB - 1], kArgB * kMult + SL_MB},
+        {db[SL_NB - 1], kArgB * kMult + SL_NB},
+        {db[SL_RSRC - 1], kArgB * kMult + SL_RSRC},
+        {db[SL_CSRC - 1], kArgB * kMult + SL_CSRC},
+        {upper ? 'U' : 'L', 1 * kMult},
+    };
+
+    // 2. Where the call goes.
+    enum class Route { Nothing, Small, Cala };
+    const double size = static_cast<double>(n) * n * nrhs;
+    const Route route = n == 0 || nrhs == 0 ? Route::Nothing : size < set.threshold ? Route::Small : Route::Cala;
+    std::optional<SubMatrix> sa, sb;
+    if (chk.ok() && route == Route::Cala) {
+        sa = sub_matrix(read_descriptor(x.desca), g, *x.ia, *x.ja, n, n);
+        sb = sub_matrix(read_descriptor(x.descb), g, *x.ib, *x.jb, n, nrhs);
+    }
+    const bool layouts = !chk.ok() || route != Route::Cala || (sa && sb);
+
+    // 3. One allreduce over the grid.
+    const MPI_Comm comm = grid_communicator(ctxt);
+    const Grid2D* grid = route == Route::Cala && layouts ? cached_grid(ctxt, comm, g) : nullptr;
+    const Agreement agreed =
+        agree(comm, g, chk.code, layouts, route != Route::Cala || !layouts || grid != nullptr, same);
+    if (agreed.code != ArgCheck::kNone) {
+        ArgCheck all;
+        all.fail(agreed.code, agreed.code == chk.code ? chk.first : "found on another process of the grid, or "
+                                                                      "differs between processes");
+        if (speaker) say(cat(call(), "illegal argument, info = ", all.info(), ": ", all.first));
+        *x.info = all.info();
+        report_illegal(ctxt, rout, all.info(), Checker::Scalapack);
+        return;
+    }
+    if (!agreed.cala_layouts) {
+        if (speaker) say(cat(call(), "ScaLAPACK: an operand has no cala layout"));
+        call_scalapack(x);
+        return;
+    }
+    switch (route) {
+        case Route::Nothing:
+            if (speaker) say(cat(call(), "cala: nothing to do"));
+            return;
+        case Route::Small:
+            if (speaker)
+                say(cat(call(), "ScaLAPACK: n*n*nrhs = ", static_cast<long long>(size),
+                        " < CALA_SCALAPACK_THRESHOLD = ", threshold_text(set.threshold)));
+            call_scalapack(x);
+            return;
+        case Route::Cala: break;
+    }
+
+    // 4. The work: cala::potrs in place on the caller's local arrays.
+    if (!agreed.cached) grid = &make_grid(ctxt, comm, g, agreed);
+    const MatrixRef<T> av = view(*grid, *sa, x.a), bv = view(*grid, *sb, x.b);
+    const Uplo uplo = upper ? Uplo::Upper : Uplo::Lower;
+    if (speaker)
+        say(cat(call(), "cala: potrs (cala::trsm with ", upper ? "U^H, then U" : "L, then L^H", "), nb=",
+                av.layout().rows.nb));
+    try {
+        potrs(uplo, av, bv);
+    } catch (const MpiError&) {
+        throw;
+    } catch (const Error& e) {  // raised on every process before B is touched
+        if (g.row == 0 && g.col == 0) say(cat(rout, ": cala: ", e.what(), "; ScaLAPACK computes this call"));
+        call_scalapack(x);
+    }
+}
+
+template <class T>
+void entry(const Args<T>& x) noexcept {
+    try {
+        ppotrs(x);
+    } catch (const std::exception& e) {
+        say(detail::cat(Routine<T>::name, ": ", e.what()));
+    } catch (...) {
+        say(detail::cat(Routine<T>::name, ": unknown exception"));
+    }
+}
+
+}  // namespace
+
+}  // namespace cala::scalapack
+
+#define CALA_PPOTRS_PARAMS(T)                                                                                    \
+    const char *uplo, const int *n, const int *nrhs, const T *a, const int *ia, const int *ja, const int *desca, \
+        T *b, const int *ib, const int *jb, const int *descb, int *info
+#define CALA_PPOTRS_ENTRY(sym, T)                                                                                \
+    extern "C" __attribute__((visibility("default"))) void sym(CALA_PPOTRS_PARAMS(T)) {                         \
+        cala::scalapack::entry<T>({uplo, n, nrhs, a, ia, ja, desca, b, ib, jb, descb, info});                    \
+    }
+#define CALA_PPOTRS_SPELLINGS(lower, upper, T) \
+    CALA_PPOTRS_ENTRY(lower##_, T) CALA_PPOTRS_ENTRY(lower, T) CALA_PPOTRS_ENTRY(upper, T)
+
+CALA_PPOTRS_SPELLINGS(pspotrs, PSPOTRS, float)
+CALA_PPOTRS_SPELLINGS(pdpotrs, PDPOTRS, double)
+CALA_PPOTRS_SPELLINGS(pcpotrs, PCPOTRS, std::complex<float>)
+CALA_PPOTRS_SPELLINGS(pzpotrs, PZPOTRS, std::complex<double>)
