@@ -202,9 +202,9 @@ private:
             Aggregate team(agg_);
             kernels::ThreadScope k(team.size());
             if (h == 1) {  // one contiguous block of local rows
-                kernels::trsm(false, true, Op::C, false, g_.rows_of(mine), b, T(1), lp, ldl, tile(mine.front(), l), ldw_);
+                kernels::trsm_right_lower_ch(g_.rows_of(mine), b, lp, ldl, tile(mine.front(), l), ldw_);
             } else {
-                for (index_t i : mine) kernels::trsm(false, true, Op::C, false, g_.size(i), b, T(1), lp, ldl, tile(i, l), ldw_);
+                for (index_t i : mine) kernels::trsm_right_lower_ch(g_.size(i), b, lp, ldl, tile(i, l), ldw_);
             }
         }
         // F, G: my slice of every panel tile of my process row.
@@ -306,7 +306,7 @@ private:
     }
 
     // H for one local column block j: tiles (i, j), i >= j, of my process row.
-    void update_column(const Panel& pn, index_t j) {
+    void update_column(const Panel& pn, index_t j, bool poll_ok = false) {
         if (pn.width == 0) return;
         // The first of my panel tiles at or below block row j.
         index_t first = -1;
@@ -341,10 +341,24 @@ private:
         if (first == j) {
             kernels::herk(true, Op::N, bjn, pn.width, real_t<T>(-1), lr, pn.nrows, real_t<T>(1), cij, ldw_);
             if (rows > bjn)
-                kernels::gemm(Op::N, Op::C, rows - bjn, bjn, pn.width, T(-1), lr + bjn, pn.nrows, bj, ldb, T(1),
-                              cij + bjn, ldw_);
+            gemm_polled(rows - bjn, bjn, pn.width, lr + bjn, pn.nrows, bj, ldb, cij + bjn, poll_ok);
         } else {
-            kernels::gemm(Op::N, Op::C, rows, bjn, pn.width, T(-1), lr, pn.nrows, bj, ldb, T(1), cij, ldw_);
+            gemm_polled(rows, bjn, pn.width, lr, pn.nrows, bj, ldb, cij, poll_ok);
+        }
+    }
+
+    // c -= a·bᴴ in row chunks, driving MPI between them (the broadcasts in flight move only
+    // inside MPI calls) when this thread may call MPI.
+    void gemm_polled(index_t m, index_t n, index_t k, const T* a, index_t lda, const T* b, index_t ldb, T* c,
+                     bool poll_ok) {
+        constexpr index_t kChunk = 768;
+        if (!poll_ok || m <= kChunk) {
+            kernels::gemm(Op::N, Op::C, m, n, k, T(-1), a, lda, b, ldb, T(1), c, ldw_);
+            return;
+        }
+        for (index_t i = 0; i < m; i += kChunk) {
+            kernels::gemm(Op::N, Op::C, std::min(kChunk, m - i), n, k, T(-1), a + i, lda, b, ldb, T(1), c + i, ldw_);
+            poll();
         }
     }
 
@@ -388,7 +402,7 @@ private:
             if (pn.width > 0) {
                 for (index_t j : my_columns(la ? l + 1 : l)) {
                     if (!tasks) {
-                        update_column(pn, j);
+                        update_column(pn, j, true);
                         poll();
                         continue;
                     }

@@ -39,6 +39,11 @@ template <class T>
 void herk(bool lower, Op op_a, index_t n, index_t k, real_t<T> alpha, const T* a, index_t lda, real_t<T> beta,
           T* c, index_t ldc);
 
+/// b := b·l⁻ᴴ for an n x n lower triangular l (non-unit) and an m x n b: the panel solve of a
+/// right-looking Cholesky. Tall panels go through l⁻¹ and one GEMM.
+template <class T>
+void trsm_right_lower_ch(index_t m, index_t n, const T* l, index_t ldl, T* b, index_t ldb);
+
 /// Cholesky factorization of the n x n tile a (LAPACK ?potrf, the lower or upper triangle).
 /// Returns LAPACK's info: 0, or the 1-based order of the first minor that is not positive definite.
 template <class T>
