@@ -237,7 +237,6 @@ private:
     // that update with them; the update layers assemble lr from their own tiles and what arrives.
     void distribute(index_t l, Panel& pn, const std::vector<index_t>& mine) {
         const int h = g_.h;
-        const index_t b = g_.size(l);
         std::vector<Request> reqs;
         std::vector<Buffer<T>> out(static_cast<std::size_t>(h)), in(static_cast<std::size_t>(h));
         // Sends: my solved tiles, slice s to layer s (Repl: the whole tile to the update layer).
@@ -279,7 +278,6 @@ private:
             }
             at += bi;
         }
-        (void)b;
     }
 
     // Columns [c0, c0 + nc) of the tiles (tl, l) into buf (ld rows), and back (the full width).

@@ -233,8 +233,8 @@ CholeskyPlanInfo score(const CholPlan& plan, Uplo uplo, const BlockCyclic& a, Gr
 }  // namespace
 
 CholeskyPlanInfo plan_info(Uplo uplo, const BlockCyclic& a, GridOrder order, const CholeskyOptions& opts,
-                           std::size_t elem, bool cplx, CholeskyOptions* chosen) {
-    const MachineModel m = MachineModel::from_env();
+                           std::size_t elem, bool cplx, CholeskyOptions* chosen,
+                           const MachineModel& m = MachineModel::from_env()) {
     const int nranks = a.p() * a.q();
     std::vector<CholeskyOptions> cands;
     const bool layered = opts.variant == CholeskyVariant::Repl || opts.variant == CholeskyVariant::ReplPart;
@@ -316,10 +316,9 @@ CholeskyPlanInfo plan_potrf(Uplo uplo, const BlockCyclic& a, GridOrder order, co
 
 CholeskyPlanInfo plan_potrf(index_t n, int nranks, const CholeskyOptions& opts, const MachineModel& machine,
                             index_t user_block, std::size_t elem_size) {
-    (void)machine;
     const auto [p, q] = Grid2D::squarest(nranks);
     const BlockCyclic a(n, n, user_block, user_block, p, q);
-    return detail::plan_info(Uplo::Lower, a, GridOrder::RowMajor, opts, elem_size, false, nullptr);
+    return detail::plan_info(Uplo::Lower, a, GridOrder::RowMajor, opts, elem_size, false, nullptr, machine);
 }
 
 Cost potrf_cost(Uplo uplo, const BlockCyclic& a, GridOrder order, const CholeskyOptions& opts, int rank,

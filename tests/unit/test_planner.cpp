@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include "cala/cholesky.hpp"
 #include "cala/error.hpp"
 #include "cala/model.hpp"
 
@@ -58,4 +59,32 @@ TEST_CASE("a forced 3D grid is planned as forced, and idle ranks are said") {
     const GemmPlanInfo idle = plan_gemm(4096, 4096, 4096, Op::N, Op::N, 9, {.grid3d = {2, 2, 2}});
     CHECK(idle.idle_ranks == 1);
     CHECK(idle.describe().find("1 ranks idle") != std::string::npos);
+}
+
+TEST_CASE("potrf: 2D on few ranks, 2.5D on many, 2D again when the memory limit leaves no room") {
+    const CholeskyPlanInfo two = plan_potrf(4096, 2);
+    CHECK(two.variant == CholeskyVariant::TwoD);
+    CHECK(two.grid.c == 1);
+    CHECK(!two.converted);
+
+    const CholeskyPlanInfo many = plan_potrf(8192, 64);
+    CHECK((many.variant == CholeskyVariant::Repl || many.variant == CholeskyVariant::ReplPart));
+    CHECK(many.grid.c == 4);
+    CHECK(many.converted);
+
+    // The layered plan needs a full layer share per rank: a limit just above 2D's forbids it.
+    const CholeskyPlanInfo flat = plan_potrf(8192, 64, {.variant = CholeskyVariant::TwoD});
+    const CholeskyPlanInfo capped = plan_potrf(8192, 64, {.memory_limit_bytes = flat.memory_bytes + 1});
+    CHECK(capped.variant == CholeskyVariant::TwoD);
+    CHECK(capped.memory_bytes <= flat.memory_bytes + 1);
+
+    // A slow network (latency 1 ms, 0.1 GB/s) makes words dearer: never worse than the default.
+    MachineModel slow;
+    slow.latency_s = 1e-3;
+    slow.seconds_per_byte = 1.0 / 0.1e9;
+    const CholeskyPlanInfo s = plan_potrf(8192, 64, {}, slow);
+    CHECK(s.words <= flat.words);
+
+    CHECK_THROWS_WITH_AS(plan_potrf(8192, 64, {.memory_limit_bytes = 1 << 20}),
+                         doctest::Contains("potrf: no plan fits the memory limit of 1 MB per rank"), Error);
 }
