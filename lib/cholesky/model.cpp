@@ -124,7 +124,6 @@ LoopTotals engine_cost(const CholGeom& g, int me, int r, int c, bool cplx) {
     return out;
 }
 
-std::int64_t layer_share(const CholGeom& g, int r, int c) { return g.rows.local_size(r) * g.cols.local_size(c); }
 
 }  // namespace
 
@@ -176,7 +175,7 @@ Cost potrf_plan_cost(const CholPlan& plan, Uplo uplo, const BlockCyclic& a, Grid
         cost.words_recv += lt.t.recv;
         cost.msgs += lt.t.msgs;
         cost.flops = lt.flops;
-        const std::int64_t layer = plan.h > 1 ? layer_share(plan.geom, r, c) : 0;
+        const std::int64_t layer = plan.h > 1 ? local_elems(plan.work, r, c) : 0;
         peak = std::max(peak, convert_store + layer + lt.buffers);
     }
     cost.extra_bytes = peak * static_cast<std::int64_t>(elem);

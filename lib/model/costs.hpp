@@ -22,6 +22,14 @@ LoopCost summa_loop_cost(const GemmPlan& plan, const BlockCyclic& c, int row, in
 Cost gemm3d_cost(const Plan3D& plan, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
                  GridOrder order, int rank, std::size_t elem_size, bool is_complex, bool multiply_only = false);
 
+/// Traffic of a same-grid redistribution for process (row, col); ranks in row-major order.
+RedistTraffic redist_summary(Op op, const BlockCyclic& src, const BlockCyclic& dst, int row, int col);
+
+/// Elements process (row, col) holds of a matrix with layout l.
+inline std::int64_t local_elems(const BlockCyclic& l, int row, int col) {
+    return l.rows.local_size(row) * l.cols.local_size(col);
+}
+
 /// Placement of a user layout on a grid of the given order (rank = r·q + c or c·p + r).
 Placement user_placement(const BlockCyclic& l, GridOrder order);
 

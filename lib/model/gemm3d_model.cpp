@@ -17,9 +17,6 @@ Placement user_placement(const BlockCyclic& l, GridOrder order) {
 }
 
 namespace {
-std::int64_t local_elems(const BlockCyclic& l, int row, int col) {
-    return l.rows.local_size(row) * l.cols.local_size(col);
-}
 }  // namespace
 
 Cost gemm3d_cost(const Plan3D& plan, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,

@@ -11,19 +11,17 @@
 
 namespace cala {
 
+detail::RedistTraffic detail::redist_summary(Op op, const BlockCyclic& src, const BlockCyclic& dst, int row, int col) {
+    const RedistGeometry geo(op, src, dst);
+    Placement ps{src, {}}, pd{dst, {}};
+    for (int i = 0; i < src.p() * src.q(); ++i) ps.ranks.push_back(i), pd.ranks.push_back(i);
+    return redist_traffic(geo, ps, pd, row * src.q() + col);
+}
+
 namespace {
 
-// Traffic of a same-grid redistribution for process (row, col); ranks in row-major order.
-detail::RedistTraffic redist_summary(Op op, const BlockCyclic& src, const BlockCyclic& dst, int row, int col) {
-    const detail::RedistGeometry geo(op, src, dst);
-    detail::Placement ps{src, {}}, pd{dst, {}};
-    for (int i = 0; i < src.p() * src.q(); ++i) ps.ranks.push_back(i), pd.ranks.push_back(i);
-    return detail::redist_traffic(geo, ps, pd, row * src.q() + col);
-}
-
-std::int64_t local_elems(const BlockCyclic& l, int row, int col) {
-    return l.rows.local_size(row) * l.cols.local_size(col);
-}
+using detail::local_elems;
+using detail::redist_summary;
 
 }  // namespace
 

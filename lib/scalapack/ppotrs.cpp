@@ -205,15 +205,10 @@ void ppotrs(const Args<T>& x) {
     }
 }
 
+// The C boundary: nothing escapes into Fortran.
 template <class T>
 void entry(const Args<T>& x) noexcept {
-    try {
-        ppotrs(x);
-    } catch (const std::exception& e) {
-        say(detail::cat(Routine<T>::name, ": ", e.what()));
-    } catch (...) {
-        say(detail::cat(Routine<T>::name, ": unknown exception"));
-    }
+    guarded(Routine<T>::name, [&] { ppotrs(x); });
 }
 
 }  // namespace

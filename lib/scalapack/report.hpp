@@ -2,6 +2,7 @@
 // What the shim says and where it sends what it does not compute: settings from the
 // environment, PXERBLA-style error reports, CALA_VERBOSE lines, the real ScaLAPACK symbols.
 
+#include <exception>
 #include <string>
 
 namespace cala::scalapack {
@@ -35,5 +36,18 @@ void report_illegal(int ctxt, const char* rout, int info, Checker who = Checker:
 
 /// One CALA_VERBOSE line (the caller decides which process prints).
 void say(const std::string& line);
+
+/// The C boundary of an entry point: runs f, and says what it throws instead of letting it
+/// escape into Fortran.
+template <class F>
+void guarded(const char* routine, F&& f) noexcept {
+    try {
+        f();
+    } catch (const std::exception& e) {
+        say(std::string(routine) + ": " + e.what());
+    } catch (...) {
+        say(std::string(routine) + ": unknown exception");
+    }
+}
 
 }  // namespace cala::scalapack

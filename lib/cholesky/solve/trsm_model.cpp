@@ -7,21 +7,14 @@
 #include "cala/cholesky.hpp"
 #include "cholesky/solve/trsm_plan.hpp"
 #include "matrix/redist_plan.hpp"
+#include "model/costs.hpp"
 
 namespace cala {
 
 namespace {
 
-detail::RedistTraffic redist_summary(Op op, const BlockCyclic& src, const BlockCyclic& dst, int row, int col) {
-    const detail::RedistGeometry geo(op, src, dst);
-    detail::Placement ps{src, {}}, pd{dst, {}};
-    for (int i = 0; i < src.p() * src.q(); ++i) ps.ranks.push_back(i), pd.ranks.push_back(i);
-    return detail::redist_traffic(geo, ps, pd, row * src.q() + col);
-}
-
-std::int64_t local_elems(const BlockCyclic& l, int row, int col) {
-    return l.rows.local_size(row) * l.cols.local_size(col);
-}
+using detail::local_elems;
+using detail::redist_summary;
 
 // A tile loop on rank (row, col): one panel broadcast per block along the process row (when
 // q > 1 and the rank has panel rows), one block row per block along the process column (when
