@@ -33,7 +33,7 @@ namespace {
 
 struct PotrfArgs {
     index_t n = 4096, nb = 256, block_size = 0;
-    std::string grid, variant = "auto", compare = "none", type = "d", panel = "single", uplo = "L";
+    std::string grid, variant = "auto", compare = "none", type = "d", panel = "shared", uplo = "L";
     int runs = 5, threads = 0, lookahead = 1, panel_threads = 0;
     bool plan = false, count_only = false;
 };
@@ -123,8 +123,9 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
         blas_gflops = blas_rate<T>(s, s, s, fma, args.threads, comm);
     }
     std::vector<PanelMode> modes;
-    if (args.panel == "single" || args.panel == "both") modes.push_back(PanelMode::Single);
-    if (args.panel == "aggregated" || args.panel == "both") modes.push_back(PanelMode::Aggregated);
+    if (args.panel == "shared" || args.panel == "all") modes.push_back(PanelMode::Shared);
+    if (args.panel == "single" || args.panel == "all") modes.push_back(PanelMode::Single);
+    if (args.panel == "aggregated" || args.panel == "all") modes.push_back(PanelMode::Aggregated);
 
     double scalapack_best = 0;
     nlohmann::ordered_json sref;
@@ -143,7 +144,7 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
     for (PanelMode mode : modes) {
         CholeskyOptions opts = base;
         opts.panel = mode;
-        const char* mname = mode == PanelMode::Single ? "single" : "aggregated";
+        const char* mname = mode == PanelMode::Single ? "single" : mode == PanelMode::Shared ? "shared" : "aggregated";
         progress(std::string("cala::potrf ") + plan.describe() + ", panel " + mname + ", " +
                  std::to_string(args.count_only ? 1 : args.runs) + " runs");
         Traffic tr;
@@ -236,8 +237,8 @@ void add_potrf_command(CLI::App& app) {
     cmd->add_option("--variant", args->variant, "algorithm")
         ->check(CLI::IsMember({"auto", "2D", "Repl", "ReplPart"}))->capture_default_str();
     cmd->add_option("--block-size", args->block_size, "tile size of the working layout (0: A's)");
-    cmd->add_option("--panel", args->panel, "panel worker: one thread, an aggregated team, or both in turn")
-        ->check(CLI::IsMember({"single", "aggregated", "both"}))->capture_default_str();
+    cmd->add_option("--panel", args->panel, "panel worker: row blocks shared with free threads, one thread, an aggregated team, or all three in turn")
+        ->check(CLI::IsMember({"shared", "single", "aggregated", "all"}))->capture_default_str();
     cmd->add_option("--panel-threads", args->panel_threads, "aggregated team size (0: all threads)");
     cmd->add_option("--uplo", args->uplo, "triangle")->check(CLI::IsMember({"L", "U"}))->capture_default_str();
     cmd->add_option("--runs", args->runs, "reported runs (after one warm-up)")->check(CLI::PositiveNumber)->capture_default_str();

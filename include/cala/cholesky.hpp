@@ -35,6 +35,7 @@ const char* to_string(CholeskyVariant v) noexcept;
 enum class PanelMode {
     Single,      ///< one thread (the one that also drives MPI)
     Aggregated,  ///< an aggregated team of `panel_threads` cores (Cojean et al. 2016)
+    Shared,      ///< row blocks at top task priority: threads join as they finish update tiles
 };
 
 struct CholeskyOptions {
@@ -49,7 +50,7 @@ struct CholeskyOptions {
     index_t block_size = 0;
     /// Hard limit on the workspace per rank in bytes; 0 reads CALA_MAX_MEMORY_MB (no limit if unset).
     std::int64_t memory_limit_bytes = 0;
-    PanelMode panel = PanelMode::Single;
+    PanelMode panel = PanelMode::Shared;
     /// Size of the aggregated panel team (PanelMode::Aggregated); 0: all threads of the rank.
     int panel_threads = 0;
 };

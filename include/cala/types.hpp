@@ -29,6 +29,9 @@ template <class T> constexpr T conj_if(T x, bool c) {
     else return x;
 }
 
+/// ⌈a / b⌉ for a >= 0, b > 0.
+constexpr index_t ceil_div(index_t a, index_t b) { return (a + b - 1) / b; }
+
 /// Single-character name of op as BLAS spells it.
 constexpr char op_char(Op op) { return op == Op::N ? 'N' : op == Op::T ? 'T' : 'C'; }
 constexpr bool is_trans(Op op) { return op != Op::N; }

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -67,6 +69,7 @@ public:
         agg_ = a_.panel == PanelMode::Aggregated
                    ? std::clamp(a_.panel_threads > 0 ? a_.panel_threads : threads_, 1, threads_)
                    : 1;
+        shared_ = threads_ > 1 && a_.panel == PanelMode::Shared;
         if (threads_ == 1) {
             kernels::ThreadScope one(1);
             loop();
@@ -199,13 +202,7 @@ private:
         if (in_col && !mine.empty()) {
             const T* lp = p > 1 ? lll.data() : tile(l, l);
             const index_t ldl = p > 1 ? b : ldw_;
-            Aggregate team(agg_);
-            kernels::ThreadScope k(team.size());
-            if (h == 1) {  // one contiguous block of local rows
-                kernels::trsm_right_lower_ch(g_.rows_of(mine), b, lp, ldl, tile(mine.front(), l), ldw_);
-            } else {
-                for (index_t i : mine) kernels::trsm_right_lower_ch(g_.size(i), b, lp, ldl, tile(i, l), ldw_);
-            }
+            solve_panel(l, mine, lp, ldl);
         }
         // F, G: my slice of every panel tile of my process row.
         const auto [s0, s1] = g_.slice(l, me_);
@@ -231,6 +228,68 @@ private:
         }
         pn.ready = true;
         poll();
+    }
+
+    // Runs body(c) for c = 0..n-1 on this thread and on team threads that free up meanwhile:
+    // threads_ - 1 top-priority helper tasks take chunks from a shared counter, so a thread
+    // still inside a long update task joins late or not at all and never holds this one up.
+    template <class F>
+    void crew(index_t n, F&& body) {
+        if (!shared_ || n <= 1) {
+            for (index_t c = 0; c < n; ++c) body(c);
+            return;
+        }
+        struct State {
+            std::atomic<index_t> next{0}, done{0};
+        };
+        auto st = std::make_shared<State>();  // outlives this call in helpers that come late
+        auto* fn = &body;                     // called only for a chunk this call waits for
+        const int helpers = static_cast<int>(std::min<index_t>(threads_, n)) - 1;
+        for (int t = 0; t < helpers; ++t) {
+#pragma omp task priority(2) firstprivate(st, fn, n)
+            {
+                kernels::ThreadScope one(1);
+                for (index_t c = st->next.fetch_add(1); c < n; c = st->next.fetch_add(1)) {
+                    (*fn)(c);
+                    st->done.fetch_add(1);
+                }
+            }
+        }
+        for (index_t c = st->next.fetch_add(1); c < n; c = st->next.fetch_add(1)) {
+            body(c);
+            st->done.fetch_add(1);
+        }
+        while (st->done.load() < n) std::this_thread::yield();
+    }
+
+    // Step E: my panel tiles times L(l, l)⁻ᴴ, through the inverse (formed once per panel) and
+    // in-place trmm: in row blocks shared with free threads (Shared), or on a team (Aggregated).
+    void solve_panel(index_t l, const std::vector<index_t>& mine, const T* lp, index_t ldl) {
+        const index_t b = g_.size(l);
+        const bool contiguous = g_.h == 1;  // then my tiles are one block of local rows
+        const index_t rows = g_.rows_of(mine);
+        if (!shared_) {
+            Aggregate team(agg_);
+            kernels::ThreadScope k(team.size());
+            if (contiguous) kernels::trsm_right_lower_ch(rows, b, lp, ldl, tile(mine.front(), l), ldw_);
+            else for (index_t i : mine) kernels::trsm_right_lower_ch(g_.size(i), b, lp, ldl, tile(i, l), ldw_);
+            return;
+        }
+        Buffer<T> inv(b * b);
+        kernels::inverse_lower(b, lp, ldl, inv.data());
+        const T* iv = inv.data();
+        if (contiguous) {
+            T* x = tile(mine.front(), l);
+            crew(ceil_div(rows, kChunk), [&](index_t c) {
+                const index_t i0 = c * kChunk;
+                kernels::trmm_right_lower_ch(std::min(kChunk, rows - i0), b, iv, x + i0, ldw_);
+            });
+        } else {
+            crew(static_cast<index_t>(mine.size()), [&](index_t c) {
+                const index_t i = mine[static_cast<std::size_t>(c)];
+                kernels::trmm_right_lower_ch(g_.size(i), b, iv, tile(i, l), ldw_);
+            });
+        }
     }
 
     // F: on the home layers' panel column ranks, the solved tiles (or slices) go to the layers
@@ -303,46 +362,74 @@ private:
         wait_all(pn.col_req);
     }
 
-    // H for one local column block j: tiles (i, j), i >= j, of my process row.
-    void update_column(const Panel& pn, index_t j, bool poll_ok = false) {
-        if (pn.width == 0) return;
-        // The first of my panel tiles at or below block row j.
-        index_t first = -1;
-        for (index_t i : pn.rows)
-            if (i >= j) {
-                first = i;
-                break;
-            }
-        if (first < 0) return;
-        const index_t base = lrow(pn.rows.front());
-        const index_t rows = pn.nrows - (lrow(first) - base);
-        const T* lr = pn.lr.data() + (lrow(first) - base);
-        // L(j, l): in lr if row j is mine, else in the chunk from process row ro(j).
-        const T* bj;
-        index_t ldb;
+    // H for one local column block j: tiles (i, j), i >= j, of my process row, as c -= a·bᴴ
+    // (rows x width times width x bj); the first diag rows are the diagonal tile (herk).
+    struct ColumnOp {
+        const T* a = nullptr;
+        const T* b = nullptr;
+        index_t lda = 0, ldb = 0;
+        T* c = nullptr;
+        index_t rows = 0, bj = 0, diag = 0, k = 0;
+    };
+    // The first of my tiles (of the process row) at or below block row j, or -1.
+    index_t first_row_tile(index_t j) const {
+        for (index_t i = j; i < g_.mt(); ++i)
+            if (g_.ro(i) == r_) return i;
+        return -1;
+    }
+    // L(j, l) of panel pn: in lr if row j is mine, else in the chunk from process row ro(j).
+    std::pair<const T*, index_t> panel_tile(const Panel& pn, index_t j) const {
         const int rj = g_.ro(j);
-        if (rj == r_) {
-            bj = pn.lr.data() + (lrow(j) - base);
-            ldb = pn.nrows;
-        } else {
-            const auto& tl = pn.ctiles[rj];
-            index_t off = 0;
-            for (index_t x : tl) {
-                if (x == j) break;
-                off += g_.size(x);
+        if (rj == r_) return {pn.lr.data() + (lrow(j) - lrow(pn.rows.front())), pn.nrows};
+        const auto& tl = pn.ctiles[rj];
+        index_t off = 0;
+        for (index_t x : tl) {
+            if (x == j) break;
+            off += g_.size(x);
+        }
+        return {pn.lc[rj].data() + off, g_.rows_of(tl)};
+    }
+    std::optional<ColumnOp> column_op(const Panel& pn, index_t j) const {
+        if (pn.width == 0) return std::nullopt;
+        const index_t first = first_row_tile(j);
+        if (first < 0) return std::nullopt;
+        ColumnOp op;
+        const index_t base = lrow(pn.rows.front());
+        op.rows = pn.nrows - (lrow(first) - base);
+        op.a = pn.lr.data() + (lrow(first) - base);
+        op.lda = pn.nrows;
+        std::tie(op.b, op.ldb) = panel_tile(pn, j);
+        op.c = tile(first, j);
+        op.bj = g_.size(j);
+        op.diag = first == j ? op.bj : 0;
+        op.k = pn.width;
+        return op;
+    }
+
+    void update_column(const std::optional<ColumnOp>& op, bool poll_ok = false) {
+        if (!op) return;
+        if (op->diag > 0)
+            kernels::herk(true, Op::N, op->diag, op->k, real_t<T>(-1), op->a, op->lda, real_t<T>(1), op->c, ldw_);
+        if (op->rows > op->diag)
+            gemm_polled(op->rows - op->diag, op->bj, op->k, op->a + op->diag, op->lda, op->b, op->ldb,
+                        op->c + op->diag, poll_ok);
+    }
+
+    // The same in row blocks shared with free threads (the lookahead column, Shared).
+    void update_column_shared(const Panel& pn, index_t j) {
+        const auto op = column_op(pn, j);
+        if (!op) return;
+        const index_t below = op->rows - op->diag, k = op->k;
+        const index_t first = op->diag > 0 ? 1 : 0;
+        crew(first + ceil_div(below, kChunk), [&](index_t c) {
+            if (c < first) {
+                kernels::herk(true, Op::N, op->diag, k, real_t<T>(-1), op->a, op->lda, real_t<T>(1), op->c, ldw_);
+                return;
             }
-            bj = pn.lc[rj].data() + off;
-            ldb = g_.rows_of(tl);
-        }
-        T* cij = tile(first, j);
-        const index_t bjn = g_.size(j);
-        if (first == j) {
-            kernels::herk(true, Op::N, bjn, pn.width, real_t<T>(-1), lr, pn.nrows, real_t<T>(1), cij, ldw_);
-            if (rows > bjn)
-            gemm_polled(rows - bjn, bjn, pn.width, lr + bjn, pn.nrows, bj, ldb, cij + bjn, poll_ok);
-        } else {
-            gemm_polled(rows, bjn, pn.width, lr, pn.nrows, bj, ldb, cij, poll_ok);
-        }
+            const index_t i0 = op->diag + (c - first) * kChunk;
+            kernels::gemm(Op::N, Op::C, std::min(kChunk, op->rows - i0), op->bj, k, T(-1), op->a + i0, op->lda, op->b,
+                          op->ldb, T(1), op->c + i0, ldw_);
+        });
     }
 
     // c -= a·bᴴ in row chunks, driving MPI between them (the broadcasts in flight move only
@@ -380,27 +467,32 @@ private:
             const bool next = l + 1 < mt;
             const bool next_mine = next && g_.co(l + 1) == c_;
             if (la && next) {
-                // Lookahead: column l+1 first, then panel l+1 and its broadcasts.
-                if (next_mine && pn.width > 0) {
-                    if (tasks) {
-                        char* cs = &colsent_[l + 1];
+                // Lookahead: column l+1 first (every earlier update of it done), then panel
+                // l+1 and its broadcasts.
+                if (next_mine && tasks) {
+                    char* cs = &colsent_[l + 1];
 #pragma omp taskwait depend(inout : cs[0])
+                }
+                if (next_mine && pn.width > 0) {
+                    if (shared_) {
+                        update_column_shared(pn, l + 1);
+                    } else {
+                        Aggregate team(agg_);
+                        kernels::ThreadScope k(team.size());
+                        update_column(column_op(pn, l + 1));
                     }
-                    Aggregate team(agg_);
-                    kernels::ThreadScope k(team.size());
-                    update_column(pn, l + 1);
                 }
                 if (tasks) {
+                    // Every reader of panel l-1 (the slot panel l+1 takes) is done.
                     char* nps = &pansent_[(l + 1) % 2];
 #pragma omp taskwait depend(inout : nps[0])
                 }
                 panel(l + 1);
             }
-            // The rest of step l's update.
             if (pn.width > 0) {
                 for (index_t j : my_columns(la ? l + 1 : l)) {
                     if (!tasks) {
-                        update_column(pn, j, true);
+                        update_column(column_op(pn, j), true);
                         poll();
                         continue;
                     }
@@ -411,7 +503,7 @@ private:
 #pragma omp task depend(in : psent[0]) depend(inout : cs[0]) priority(prio) firstprivate(self, pp, j)
                     {
                         kernels::ThreadScope one(1);
-                        self->update_column(*pp, j);
+                        self->update_column(self->column_op(*pp, j));
                         if (omp_get_thread_num() == 0) self->poll();
                     }
                 }
@@ -430,7 +522,9 @@ private:
     T* w_;
     index_t ldw_;
     int me_, r_, c_;
+    static constexpr index_t kChunk = 384;  // rows per block of the shared panel work
     int threads_ = 1, agg_ = 1;
+    bool shared_ = false;
     index_t fail_ = 0;
     Panel pan_[2];
     std::vector<char> colsent_;

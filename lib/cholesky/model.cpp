@@ -67,7 +67,10 @@ LoopTotals engine_cost(const CholGeom& g, int me, int r, int c, bool cplx) {
             }
             transient = std::max(transient, step_buf + red);
         }
-        if (in_col && !mine.empty()) out.flops += fm * double(g.rows_of(mine)) * b * b;
+        if (in_col && !mine.empty()) {
+            out.flops += fm * double(g.rows_of(mine)) * b * b;
+            transient = std::max(transient, b * b);  // L(l, l)⁻¹ (engine.cpp, solve_panel)
+        }
         const auto [s0, s1] = g.slice(l, me);
         const index_t width = s1 - s0;
         const auto rows = g.panel_rows(l, r, -1);

@@ -14,8 +14,6 @@ namespace cala::device {
 
 namespace {
 
-index_t ceil_div(index_t a, index_t b) { return (a + b - 1) / b; }
-
 using Key = std::array<index_t, 4>;  // {0: A | 1: B | 2: C, row tile, column tile, epoch}
 
 struct Held {

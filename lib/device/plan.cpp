@@ -8,7 +8,6 @@
 namespace cala::device {
 
 namespace {
-index_t ceil_div(index_t a, index_t b) { return (a + b - 1) / b; }
 /// Columns j in [j0, j1) with j mod g == dev.
 index_t cols_of(index_t j0, index_t j1, int g, int dev) {
     if (j1 <= j0) return 0;

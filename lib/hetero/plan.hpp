@@ -19,8 +19,6 @@ struct Dims {
     index_t r = 0, s = 0, t = 0;  ///< block rows of C, block columns of C, blocks along k
 };
 
-inline index_t ceil_div(index_t a, index_t b) { return (a + b - 1) / b; }
-
 inline Dims make_dims(index_t m, index_t n, index_t k, index_t q) {
     return {m, n, k, q, ceil_div(m, q), ceil_div(n, q), ceil_div(k, q)};
 }

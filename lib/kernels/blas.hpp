@@ -40,9 +40,17 @@ void herk(bool lower, Op op_a, index_t n, index_t k, real_t<T> alpha, const T* a
           T* c, index_t ldc);
 
 /// b := b·l⁻ᴴ for an n x n lower triangular l (non-unit) and an m x n b: the panel solve of a
-/// right-looking Cholesky. Tall panels go through l⁻¹ and one GEMM.
+/// right-looking Cholesky. Tall panels go through l⁻¹ and an in-place trmm.
 template <class T>
 void trsm_right_lower_ch(index_t m, index_t n, const T* l, index_t ldl, T* b, index_t ldb);
+
+/// inv := l⁻¹ (n x n, ld n) for an n x n lower triangular l (non-unit); the upper triangle is zero.
+template <class T>
+void inverse_lower(index_t n, const T* l, index_t ldl, T* inv);
+
+/// b := b·invᴴ in place for an n x n lower triangular inv (ld n) and an m x n b.
+template <class T>
+void trmm_right_lower_ch(index_t m, index_t n, const T* inv, T* b, index_t ldb);
 
 /// Cholesky factorization of the n x n tile a (LAPACK ?potrf, the lower or upper triangle).
 /// Returns LAPACK's info: 0, or the 1-based order of the first minor that is not positive definite.
