@@ -148,7 +148,7 @@ private:
 
     // Steps A-G of step l: factor and solve the panel, post its broadcasts.
     void panel(index_t l) {
-        Panel& pn = pan_[l % 2];
+        Panel& pn = pan_[l % 3];
         pn = Panel{};
         pn.l = l;
         const index_t b = g_.size(l);
@@ -461,9 +461,9 @@ private:
         const bool la = a_.lookahead > 0;
         panel(0);
         for (index_t l = 0; l < mt; ++l) {
-            Panel& pn = pan_[l % 2];
+            Panel& pn = pan_[l % 3];
             wait_panel(pn);
-            char* psent = &pansent_[l % 2];
+            char* psent = &pansent_[l % 3];
             const bool next = l + 1 < mt;
             const bool next_mine = next && g_.co(l + 1) == c_;
             if (la && next) {
@@ -483,8 +483,9 @@ private:
                     }
                 }
                 if (tasks) {
-                    // Every reader of panel l-1 (the slot panel l+1 takes) is done.
-                    char* nps = &pansent_[(l + 1) % 2];
+                    // Every reader of panel l-2 (the slot panel l+1 takes) is done: step l-1's
+                    // update may still run, so neither thread waits for the panel.
+                    char* nps = &pansent_[(l + 1) % 3];
 #pragma omp taskwait depend(inout : nps[0])
                 }
                 panel(l + 1);
@@ -526,9 +527,9 @@ private:
     int threads_ = 1, agg_ = 1;
     bool shared_ = false;
     index_t fail_ = 0;
-    Panel pan_[2];
+    Panel pan_[3];  // panels l-1 (its update tasks may still run), l and l+1 (the lookahead)
     std::vector<char> colsent_;
-    char pansent_[2] = {0, 0};
+    char pansent_[3] = {0, 0, 0};
 };
 
 }  // namespace

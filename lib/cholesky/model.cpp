@@ -40,7 +40,7 @@ LoopTotals engine_cost(const CholGeom& g, int me, int r, int c, bool cplx) {
     Tally& t = out.t;
     const int h = g.h, p = g.p(), q = g.q();
     const double fm = cplx ? 4.0 : 1.0;  // flops of a complex multiply-add over a real one
-    std::int64_t panel_peak[2] = {0, 0};
+    std::int64_t panel_peak[3] = {0, 0, 0};
     for (index_t l = 0; l < g.mt(); ++l) {
         const index_t b = g.size(l);
         const bool diag = r == g.ro(l) && c == g.co(l), in_col = c == g.co(l);
@@ -120,9 +120,10 @@ LoopTotals engine_cost(const CholGeom& g, int me, int r, int c, bool cplx) {
                 else out.flops += fm * 2.0 * below * bj * width;
             }
         }
-        // Two steps' panels are alive at once (lookahead), plus this step's transient buffers.
-        panel_peak[l % 2] = panel;
-        out.buffers = std::max(out.buffers, panel_peak[0] + panel_peak[1] + transient + step_buf);
+        // Three steps' panels are alive at once (panel l+1 is built while step l-1's update
+        // tasks may still read panel l-1), plus this step's transient buffers.
+        panel_peak[l % 3] = panel;
+        out.buffers = std::max(out.buffers, panel_peak[0] + panel_peak[1] + panel_peak[2] + transient + step_buf);
     }
     return out;
 }
