@@ -2,7 +2,8 @@
 // and U, sizes 0, 1, n < nb, sizes nb does not divide, submatrix offsets and non-zero sources;
 // ‖A − L·Lᴴ‖ / (n·‖A‖·eps) < 30 on gathered data, the other triangle untouched, traffic ==
 // the model exactly on every rank, workspace within the model; info = k for matrices that fail
-// at the first, a middle and the last tile, the same on every rank.
+// at the first, a middle and the last tile, the same on every rank; every panel mode on panels
+// of several row blocks.
 // (run as: mpiexec.mpich -n N test_potrf, N in {1, 2, 4, 6, 8})
 
 #include <doctest/doctest.h>
@@ -183,6 +184,17 @@ TEST_CASE_TEMPLATE("potrf factors and moves what the model says", T, float, doub
                     ++count;
                 }
     MESSAGE(count, " potrf cases");
+}
+
+TEST_CASE_TEMPLATE("the panel modes on panels of several row blocks", T, double) {
+    // Rows enough that the panel solve and the lookahead column split into several row blocks
+    // (PanelMode::Shared hands them to helper tasks when the rank has threads).
+    const Comm world = Comm::borrow(MPI_COMM_WORLD);
+    const Grid2D grid(world);
+    const Case c{800, 48, 48, 0, 0, 0};
+    for (PanelMode pm : {PanelMode::Shared, PanelMode::Single, PanelMode::Aggregated})
+        for (int la : {0, 1}) run_case<T>(grid, c, Uplo::Lower, {.variant = CholeskyVariant::TwoD, .lookahead = la, .panel = pm});
+    run_case<T>(grid, c, Uplo::Upper, {.variant = CholeskyVariant::TwoD});
 }
 
 TEST_CASE("a matrix that is not positive definite gives info = k on every rank") {
