@@ -3,57 +3,16 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <atomic>
-#include <memory>
 #include <optional>
-#include <thread>
 #include <vector>
 
+#include "cholesky/team.hpp"
 #include "core/workspace.hpp"
 #include "kernels/blas.hpp"
 
 namespace cala::detail {
 
 namespace {
-
-// k-1 of the rank's OpenMP threads set aside (asleep) while the calling thread runs a kernel
-// on k threads: the aggregated panel worker of Cojean et al. The reservations are tasks, so a
-// thread joins once it finishes the update tile it is running.
-class Aggregate {
-public:
-    explicit Aggregate(int k) : k_(k) {
-        if (k_ <= 1) return;
-        const int creator = omp_get_thread_num();
-        for (int t = 1; t < k_; ++t) {
-#pragma omp task priority(2) shared(joined_, skipped_, release_, left_) firstprivate(creator)
-            {
-                if (omp_get_thread_num() == creator) {  // run undeferred: not a second core
-                    skipped_.fetch_add(1);
-                } else {
-                    joined_.fetch_add(1);
-                    while (release_.load() == 0) release_.wait(0);
-                    left_.fetch_add(1);  // the last access: ~Aggregate waits for it
-                }
-            }
-        }
-        while (joined_.load() + skipped_.load() < k_ - 1) std::this_thread::yield();
-        k_ = joined_.load() + 1;
-    }
-    int size() const noexcept { return k_; }
-    ~Aggregate() {
-        if (k_ <= 1) return;
-        release_.store(1);
-        release_.notify_all();
-        while (left_.load() < k_ - 1) std::this_thread::yield();
-    }
-    Aggregate(const Aggregate&) = delete;
-    Aggregate& operator=(const Aggregate&) = delete;
-
-private:
-    int k_;
-    std::atomic<int> joined_{0}, skipped_{0}, left_{0};
-    std::atomic<int> release_{0};
-};
 
 template <class T>
 class Engine {
@@ -230,38 +189,6 @@ private:
         poll();
     }
 
-    // Runs body(c) for c = 0..n-1 on this thread and on team threads that free up meanwhile:
-    // threads_ - 1 top-priority helper tasks take chunks from a shared counter, so a thread
-    // still inside a long update task joins late or not at all and never holds this one up.
-    template <class F>
-    void crew(index_t n, F&& body) {
-        if (!shared_ || n <= 1) {
-            for (index_t c = 0; c < n; ++c) body(c);
-            return;
-        }
-        struct State {
-            std::atomic<index_t> next{0}, done{0};
-        };
-        auto st = std::make_shared<State>();  // outlives this call in helpers that come late
-        auto* fn = &body;                     // called only for a chunk this call waits for
-        const int helpers = static_cast<int>(std::min<index_t>(threads_, n)) - 1;
-        for (int t = 0; t < helpers; ++t) {
-#pragma omp task priority(2) firstprivate(st, fn, n)
-            {
-                kernels::ThreadScope one(1);
-                for (index_t c = st->next.fetch_add(1); c < n; c = st->next.fetch_add(1)) {
-                    (*fn)(c);
-                    st->done.fetch_add(1);
-                }
-            }
-        }
-        for (index_t c = st->next.fetch_add(1); c < n; c = st->next.fetch_add(1)) {
-            body(c);
-            st->done.fetch_add(1);
-        }
-        while (st->done.load() < n) std::this_thread::yield();
-    }
-
     // Step E: my panel tiles times L(l, l)⁻ᴴ, through the inverse (formed once per panel) and
     // in-place trmm: in row blocks shared with free threads (Shared), or on a team (Aggregated).
     void solve_panel(index_t l, const std::vector<index_t>& mine, const T* lp, index_t ldl) {
@@ -280,12 +207,12 @@ private:
         const T* iv = inv.data();
         if (contiguous) {
             T* x = tile(mine.front(), l);
-            crew(ceil_div(rows, kChunk), [&](index_t c) {
+            crew(shared_ ? threads_ : 1, ceil_div(rows, kChunk), [&](index_t c) {
                 const index_t i0 = c * kChunk;
                 kernels::trmm_right_lower_ch(std::min(kChunk, rows - i0), b, iv, x + i0, ldw_);
             });
         } else {
-            crew(static_cast<index_t>(mine.size()), [&](index_t c) {
+            crew(shared_ ? threads_ : 1, static_cast<index_t>(mine.size()), [&](index_t c) {
                 const index_t i = mine[static_cast<std::size_t>(c)];
                 kernels::trmm_right_lower_ch(g_.size(i), b, iv, tile(i, l), ldw_);
             });
@@ -421,7 +348,7 @@ private:
         if (!op) return;
         const index_t below = op->rows - op->diag, k = op->k;
         const index_t first = op->diag > 0 ? 1 : 0;
-        crew(first + ceil_div(below, kChunk), [&](index_t c) {
+        crew(shared_ ? threads_ : 1, first + ceil_div(below, kChunk), [&](index_t c) {
             if (c < first) {
                 kernels::herk(true, Op::N, op->diag, k, real_t<T>(-1), op->a, op->lda, real_t<T>(1), op->c, ldw_);
                 return;
