@@ -91,4 +91,9 @@ const Grid2D& make_grid(int ctxt, MPI_Comm comm, const GridPos& g, const Agreeme
     return it->second.grid;
 }
 
+void same_descriptor(std::vector<SameArg>& out, const int* desc, int pos) {
+    for (int e : {SL_DTYPE, SL_M, SL_N, SL_MB, SL_NB, SL_RSRC, SL_CSRC})
+        out.push_back({desc[e - 1], pos * ArgCheck::kDescMult + e});
+}
+
 }  // namespace cala::scalapack

@@ -15,6 +15,7 @@
 #include <mpi.h>
 
 #include <span>
+#include <vector>
 
 #include "cala/grid.hpp"
 #include "scalapack/descriptor.hpp"
@@ -41,6 +42,10 @@ struct SameArg {
     int value;
     int code;
 };
+
+/// Appends the entries of descriptor argument number `pos` that must agree (DTYPE, M, N, MB, NB,
+/// RSRC, CSRC; ScaLAPACK's 1-based entry numbers in the codes) to `out`.
+void same_descriptor(std::vector<SameArg>& out, const int* desc, int pos);
 
 /// One MPI_Allreduce (5 + 2·same.size() integers) over `comm`, the grid's communicator:
 /// collective over the grid. `same` must list the same arguments in the same order everywhere.

@@ -10,7 +10,6 @@
 #include <optional>
 #include <string>
 
-#include "cala/error.hpp"
 #include "cala/gemm.hpp"
 #include "cala/model.hpp"
 #include "core/check.hpp"
@@ -25,24 +24,12 @@ namespace cala::scalapack {
 
 namespace {
 
-// Name (as PXERBLA prints it) and Fortran symbol of the routine for T.
-template <class T> struct Routine;
-template <> struct Routine<float> {
-    static constexpr const char* name = "PSGEMM";
-    static constexpr const char* symbol = "psgemm_";
-};
-template <> struct Routine<double> {
-    static constexpr const char* name = "PDGEMM";
-    static constexpr const char* symbol = "pdgemm_";
-};
-template <> struct Routine<std::complex<float>> {
-    static constexpr const char* name = "PCGEMM";
-    static constexpr const char* symbol = "pcgemm_";
-};
-template <> struct Routine<std::complex<double>> {
-    static constexpr const char* name = "PZGEMM";
-    static constexpr const char* symbol = "pzgemm_";
-};
+// The routine for T, named on first use.
+template <class T>
+const RoutineId& routine() {
+    static const RoutineId r = routine_id<T>("GEMM");
+    return r;
+}
 
 template <class T>
 using PgemmFn = void (*)(const char*, const char*, const int*, const int*, const int*, const T*, const T*, const int*,
@@ -66,8 +53,7 @@ struct Args {
 
 template <class T>
 void call_scalapack(const Args<T>& x) {
-    static const auto real = reinterpret_cast<PgemmFn<T>>(real_symbol(Routine<T>::symbol));
-    if (real == nullptr) throw Error(detail::cat("no ScaLAPACK ", Routine<T>::symbol, " after cala_scalapack"));
+    static const auto real = real_routine<PgemmFn<T>>(routine<T>().symbol);
     real(x.transa, x.transb, x.m, x.n, x.k, x.alpha, x.a, x.ia, x.ja, x.desca, x.b, x.ib, x.jb, x.descb, x.beta, x.c,
          x.ic, x.jc, x.descc);
 }
@@ -97,7 +83,7 @@ ArgCheck check_args(const Args<T>& x, char ta, char tb, const Desc& da, const De
 template <class T>
 void pgemm(const Args<T>& x) {
     using detail::cat;
-    const char* const rout = Routine<T>::name;
+    const char* const rout = routine<T>().name.c_str();
     const Settings& set = settings();
     const char ta = static_cast<char>(std::toupper(static_cast<unsigned char>(x.transa[0])));
     const char tb = static_cast<char>(std::toupper(static_cast<unsigned char>(x.transb[0])));
@@ -142,10 +128,8 @@ void pgemm(const Args<T>& x) {
     const Grid2D* grid = route == Route::Cala && layouts ? cached_grid(ctxt, comm, g) : nullptr;
     const Agreement agreed = agree(comm, g, chk.code, layouts, route != Route::Cala || !layouts || grid != nullptr);
     if (agreed.code != ArgCheck::kNone) {
-        ArgCheck all;
-        all.fail(agreed.code, agreed.code == chk.code ? chk.first : "found on another process of the grid");
-        if (speaker) say(cat(call(), "illegal argument, info = ", all.info(), ": ", all.first));
-        report_illegal(ctxt, rout, all.info());
+        report_agreed(agreed.code, chk, "found on another process of the grid", ctxt, rout, speaker, call(),
+                      Checker::Pblas);
         return;
     }
     if (!agreed.cala_layouts) {  // Route::Scale or Route::Cala
@@ -185,20 +169,13 @@ void pgemm(const Args<T>& x) {
                 plan_gemm(op_a, op_b, av.layout(), bv.layout(), cv.layout(), grid->order(), GemmOptions{}, sizeof(T),
                           is_complex_v<T>)
                     .describe()));
-    try {
-        gemm(op_a, op_b, alpha, av, bv, beta, cv);
-    } catch (const MpiError&) {
-        throw;
-    } catch (const Error& e) {  // raised on every process before any data moved (cala::gemm agrees first)
-        if (g.row == 0 && g.col == 0) say(cat(rout, ": cala: ", e.what(), "; ScaLAPACK computes this call"));
-        call_scalapack(x);
-    }
+    cala_or_scalapack(rout, g, [&] { gemm(op_a, op_b, alpha, av, bv, beta, cv); }, [&] { call_scalapack(x); });
 }
 
 // The C boundary: nothing escapes into Fortran.
 template <class T>
 void entry(const Args<T>& x) noexcept {
-    guarded(Routine<T>::name, [&] { pgemm(x); });
+    guarded(routine<T>().name.c_str(), [&] { pgemm(x); });
 }
 
 }  // namespace

@@ -12,7 +12,6 @@
 #include <optional>
 
 #include "cala/cholesky.hpp"
-#include "cala/error.hpp"
 #include "core/check.hpp"
 #include "scalapack/blacs.hpp"
 #include "scalapack/context.hpp"
@@ -24,24 +23,12 @@ namespace cala::scalapack {
 
 namespace {
 
-// Name (as PXERBLA prints it) and Fortran symbol of the routine for T.
-template <class T> struct Routine;
-template <> struct Routine<float> {
-    static constexpr const char* name = "PSPOTRF";
-    static constexpr const char* symbol = "pspotrf_";
-};
-template <> struct Routine<double> {
-    static constexpr const char* name = "PDPOTRF";
-    static constexpr const char* symbol = "pdpotrf_";
-};
-template <> struct Routine<std::complex<float>> {
-    static constexpr const char* name = "PCPOTRF";
-    static constexpr const char* symbol = "pcpotrf_";
-};
-template <> struct Routine<std::complex<double>> {
-    static constexpr const char* name = "PZPOTRF";
-    static constexpr const char* symbol = "pzpotrf_";
-};
+// The routine for T, named on first use.
+template <class T>
+const RoutineId& routine() {
+    static const RoutineId r = routine_id<T>("POTRF");
+    return r;
+}
 
 // ScaLAPACK is Fortran: UPLO's hidden length comes last.
 template <class T>
@@ -58,8 +45,7 @@ struct Args {
 
 template <class T>
 void call_scalapack(const Args<T>& x) {
-    static const auto real = reinterpret_cast<PpotrfFn<T>>(real_symbol(Routine<T>::symbol));
-    if (real == nullptr) throw Error(detail::cat("no ScaLAPACK ", Routine<T>::symbol, " after cala_scalapack"));
+    static const auto real = real_routine<PpotrfFn<T>>(routine<T>().symbol);
     real(x.uplo, x.n, x.a, x.ia, x.ja, x.desca, x.info, 1);
 }
 
@@ -85,7 +71,7 @@ ArgCheck check_args(char uplo, int n, int ia, int ja, const int* desca, const Gr
 template <class T>
 void ppotrf(const Args<T>& x) {
     using detail::cat;
-    const char* const rout = Routine<T>::name;
+    const char* const rout = routine<T>().name.c_str();
     const Settings& set = settings();
     *x.info = 0;
     const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(x.uplo[0])));
@@ -106,14 +92,9 @@ void ppotrf(const Args<T>& x) {
     }
     const ArgCheck chk = check_args(x.uplo[0], n, *x.ia, *x.ja, x.desca, g);
     // PCHK1MAT: what must be the same on every process of the grid.
-    const int* d = x.desca;
-    const SameArg same[] = {
-        {n, 2 * kMult},  {*x.ia, 4 * kMult}, {*x.ja, 5 * kMult},
-        {d[SL_DTYPE - 1], kArgA * kMult + SL_DTYPE}, {d[SL_M - 1], kArgA * kMult + SL_M},
-        {d[SL_N - 1], kArgA * kMult + SL_N},         {d[SL_MB - 1], kArgA * kMult + SL_MB},
-        {d[SL_NB - 1], kArgA * kMult + SL_NB},       {d[SL_RSRC - 1], kArgA * kMult + SL_RSRC},
-        {d[SL_CSRC - 1], kArgA * kMult + SL_CSRC},   {upper ? 'U' : 'L', 1 * kMult},
-    };
+    std::vector<SameArg> same = {{n, 2 * kMult}, {*x.ia, 4 * kMult}, {*x.ja, 5 * kMult}};
+    same_descriptor(same, x.desca, kArgA);
+    same.push_back({upper ? 'U' : 'L', 1 * kMult});
 
     // 2. Where the call goes (the same on every process when the arguments agree).
     enum class Route { Nothing, Small, Cala };
@@ -129,12 +110,7 @@ void ppotrf(const Args<T>& x) {
     const Agreement agreed =
         agree(comm, g, chk.code, layouts, route != Route::Cala || !layouts || grid != nullptr, same);
     if (agreed.code != ArgCheck::kNone) {
-        ArgCheck all;
-        all.fail(agreed.code, agreed.code == chk.code ? chk.first : "found on another process of the grid, or "
-                                                                      "differs between processes");
-        if (speaker) say(cat(call(), "illegal argument, info = ", all.info(), ": ", all.first));
-        *x.info = all.info();
-        report_illegal(ctxt, rout, all.info(), Checker::Scalapack);
+        *x.info = report_agreed(agreed.code, chk, kElsewhere, ctxt, rout, speaker, call(), Checker::Scalapack);
         return;
     }
     if (!agreed.cala_layouts) {
@@ -163,20 +139,13 @@ void ppotrf(const Args<T>& x) {
         say(cat(call(), "cala: ",
                 plan_potrf(uplo, av.layout(), grid->order(), CholeskyOptions{}, sizeof(T), is_complex_v<T>)
                     .describe()));
-    try {
-        *x.info = static_cast<int>(potrf(uplo, av));
-    } catch (const MpiError&) {
-        throw;
-    } catch (const Error& e) {  // raised on every process before A is touched (cala::potrf agrees first)
-        if (g.row == 0 && g.col == 0) say(cat(rout, ": cala: ", e.what(), "; ScaLAPACK computes this call"));
-        call_scalapack(x);
-    }
+    cala_or_scalapack(rout, g, [&] { *x.info = static_cast<int>(potrf(uplo, av)); }, [&] { call_scalapack(x); });
 }
 
 // The C boundary: nothing escapes into Fortran.
 template <class T>
 void entry(const Args<T>& x) noexcept {
-    guarded(Routine<T>::name, [&] { ppotrf(x); });
+    guarded(routine<T>().name.c_str(), [&] { ppotrf(x); });
 }
 
 }  // namespace

@@ -12,7 +12,6 @@
 #include <optional>
 
 #include "cala/cholesky.hpp"
-#include "cala/error.hpp"
 #include "core/check.hpp"
 #include "scalapack/blacs.hpp"
 #include "scalapack/context.hpp"
@@ -24,23 +23,12 @@ namespace cala::scalapack {
 
 namespace {
 
-template <class T> struct Routine;
-template <> struct Routine<float> {
-    static constexpr const char* name = "PSPOTRS";
-    static constexpr const char* symbol = "pspotrs_";
-};
-template <> struct Routine<double> {
-    static constexpr const char* name = "PDPOTRS";
-    static constexpr const char* symbol = "pdpotrs_";
-};
-template <> struct Routine<std::complex<float>> {
-    static constexpr const char* name = "PCPOTRS";
-    static constexpr const char* symbol = "pcpotrs_";
-};
-template <> struct Routine<std::complex<double>> {
-    static constexpr const char* name = "PZPOTRS";
-    static constexpr const char* symbol = "pzpotrs_";
-};
+// The routine for T, named on first use.
+template <class T>
+const RoutineId& routine() {
+    static const RoutineId r = routine_id<T>("POTRS");
+    return r;
+}
 
 // ScaLAPACK is Fortran: UPLO's hidden length comes last.
 template <class T>
@@ -60,8 +48,7 @@ struct Args {
 
 template <class T>
 void call_scalapack(const Args<T>& x) {
-    static const auto real = reinterpret_cast<PpotrsFn<T>>(real_symbol(Routine<T>::symbol));
-    if (real == nullptr) throw Error(detail::cat("no ScaLAPACK ", Routine<T>::symbol, " after cala_scalapack"));
+    static const auto real = real_routine<PpotrsFn<T>>(routine<T>().symbol);
     real(x.uplo, x.n, x.nrhs, x.a, x.ia, x.ja, x.desca, x.b, x.ib, x.jb, x.descb, x.info, 1);
 }
 
@@ -99,7 +86,7 @@ ArgCheck check_args(const Args<T>& x, const GridPos& g) {
 template <class T>
 void ppotrs(const Args<T>& x) {
     using detail::cat;
-    const char* const rout = Routine<T>::name;
+    const char* const rout = routine<T>().name.c_str();
     const Settings& set = settings();
     *x.info = 0;
     const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(x.uplo[0])));
@@ -120,30 +107,11 @@ void ppotrs(const Args<T>& x) {
     }
     const ArgCheck chk = check_args(x, g);
     // PCHK2MAT: what must be the same on every process of the grid.
-    const int *da = x.desca, *db = x.descb;
-    const SameArg same[] = {
-        {n, 2 * kMult},
-        {*x.ia, 5 * kMult},
-        {*x.ja, 6 * kMult},
-        {da[SL_DTYPE - 1], kArgA * kMult + SL_DTYPE},
-        {da[SL_M - 1], kArgA * kMult + SL_M},
-        {da[SL_N - 1], kArgA * kMult + SL_N},
-        {da[SL_MB - 1], kArgA * kMult + SL_MB},
-        {da[SL_NB - 1], kArgA * kMult + SL_NB},
-        {da[SL_RSRC - 1], kArgA * kMult + SL_RSRC},
-        {da[SL_CSRC - 1], kArgA * kMult + SL_CSRC},
-        {nrhs, 3 * kMult},
-        {*x.ib, 9 * kMult},
-        {*x.jb, 10 * kMult},
-        {db[SL_DTYPE - 1], kArgB * kMult + SL_DTYPE},
-        {db[SL_M - 1], kArgB * kMult + SL_M},
-        {db[SL_N - 1], kArgB * kMult + SL_N},
-        {db[SL_MB - 1], kArgB * kMult + SL_MB},
-        {db[SL_NB - 1], kArgB * kMult + SL_NB},
-        {db[SL_RSRC - 1], kArgB * kMult + SL_RSRC},
-        {db[SL_CSRC - 1], kArgB * kMult + SL_CSRC},
-        {upper ? 'U' : 'L', 1 * kMult},
-    };
+    std::vector<SameArg> same = {{n, 2 * kMult}, {*x.ia, 5 * kMult}, {*x.ja, 6 * kMult}};
+    same_descriptor(same, x.desca, kArgA);
+    same.insert(same.end(), {{nrhs, 3 * kMult}, {*x.ib, 9 * kMult}, {*x.jb, 10 * kMult}});
+    same_descriptor(same, x.descb, kArgB);
+    same.push_back({upper ? 'U' : 'L', 1 * kMult});
 
     // 2. Where the call goes.
     enum class Route { Nothing, Small, Cala };
@@ -162,12 +130,7 @@ void ppotrs(const Args<T>& x) {
     const Agreement agreed =
         agree(comm, g, chk.code, layouts, route != Route::Cala || !layouts || grid != nullptr, same);
     if (agreed.code != ArgCheck::kNone) {
-        ArgCheck all;
-        all.fail(agreed.code, agreed.code == chk.code ? chk.first : "found on another process of the grid, or "
-                                                                      "differs between processes");
-        if (speaker) say(cat(call(), "illegal argument, info = ", all.info(), ": ", all.first));
-        *x.info = all.info();
-        report_illegal(ctxt, rout, all.info(), Checker::Scalapack);
+        *x.info = report_agreed(agreed.code, chk, kElsewhere, ctxt, rout, speaker, call(), Checker::Scalapack);
         return;
     }
     if (!agreed.cala_layouts) {
@@ -195,20 +158,13 @@ void ppotrs(const Args<T>& x) {
     if (speaker)
         say(cat(call(), "cala: potrs (cala::trsm with ", upper ? "U^H, then U" : "L, then L^H", "), nb=",
                 av.layout().rows.nb));
-    try {
-        potrs(uplo, av, bv);
-    } catch (const MpiError&) {
-        throw;
-    } catch (const Error& e) {  // raised on every process before B is touched
-        if (g.row == 0 && g.col == 0) say(cat(rout, ": cala: ", e.what(), "; ScaLAPACK computes this call"));
-        call_scalapack(x);
-    }
+    cala_or_scalapack(rout, g, [&] { potrs(uplo, av, bv); }, [&] { call_scalapack(x); });
 }
 
 // The C boundary: nothing escapes into Fortran.
 template <class T>
 void entry(const Args<T>& x) noexcept {
-    guarded(Routine<T>::name, [&] { ppotrs(x); });
+    guarded(routine<T>().name.c_str(), [&] { ppotrs(x); });
 }
 
 }  // namespace

@@ -67,4 +67,13 @@ void say(const std::string& line) {
     std::fflush(stderr);
 }
 
+int report_agreed(int code, const ArgCheck& own, const char* elsewhere, int ctxt, const char* rout, bool speaker,
+                  const std::string& call, Checker who) {
+    ArgCheck all;
+    all.fail(code, code == own.code ? own.first : elsewhere);
+    if (speaker) say(call + "illegal argument, info = " + std::to_string(all.info()) + ": " + all.first);
+    report_illegal(ctxt, rout, all.info(), who);
+    return all.info();
+}
+
 }  // namespace cala::scalapack

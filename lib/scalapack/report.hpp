@@ -2,8 +2,15 @@
 // What the shim says and where it sends what it does not compute: settings from the
 // environment, PXERBLA-style error reports, CALA_VERBOSE lines, the real ScaLAPACK symbols.
 
+#include <cctype>
+#include <complex>
 #include <exception>
 #include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "cala/error.hpp"
+#include "scalapack/descriptor.hpp"
 
 namespace cala::scalapack {
 
@@ -19,6 +26,31 @@ const Settings& settings();
 /// The next definition of a ScaLAPACK symbol after this library (dlsym(RTLD_NEXT)): the real
 /// one, whether the shim was preloaded or linked before libscalapack. nullptr if none.
 void* real_symbol(const char* name);
+
+/// A routine as PXERBLA names it ("PDPOTRF" for T = double and stem "POTRF") and its Fortran
+/// symbol ("pdpotrf_").
+struct RoutineId {
+    std::string name, symbol;
+};
+template <class T>
+RoutineId routine_id(std::string_view stem) {
+    const char t = std::is_same_v<T, float>                 ? 'S'
+                   : std::is_same_v<T, double>              ? 'D'
+                   : std::is_same_v<T, std::complex<float>> ? 'C'
+                                                            : 'Z';
+    RoutineId r{std::string("P") + t + std::string(stem), ""};
+    for (char c : r.name) r.symbol += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    r.symbol += '_';
+    return r;
+}
+
+/// The real routine (real_symbol) as a function pointer of type Fn; cala::Error if there is none.
+template <class Fn>
+Fn real_routine(const std::string& symbol) {
+    const auto f = reinterpret_cast<Fn>(real_symbol(symbol.c_str()));
+    if (f == nullptr) throw Error("no ScaLAPACK " + symbol + " after cala_scalapack");
+    return f;
+}
 
 /// Who reports an illegal argument in the routine the shim stands in for.
 enum class Checker {
@@ -36,6 +68,30 @@ void report_illegal(int ctxt, const char* rout, int info, Checker who = Checker:
 
 /// One CALA_VERBOSE line (the caller decides which process prints).
 void say(const std::string& line);
+
+/// What a ScaLAPACK routine's report says of an illegal argument another process found.
+inline constexpr const char* kElsewhere = "found on another process of the grid, or differs between processes";
+
+/// The illegal argument the grid agreed on (`code`, ArgCheck's encoding), reported as the
+/// routine does: with this process's own reason when the code is its own check's, else with
+/// `elsewhere`; `call` (the CALA_VERBOSE prefix) is printed when `speaker`. Returns the info.
+int report_agreed(int code, const ArgCheck& own, const char* elsewhere, int ctxt, const char* rout, bool speaker,
+                  const std::string& call, Checker who);
+
+/// cala's computation of a call; a cala::Error (raised on every process before any data
+/// moved: cala agrees on its arguments first) hands the call to ScaLAPACK instead. MPI errors
+/// propagate.
+template <class Cala, class Scalapack>
+void cala_or_scalapack(const char* rout, const GridPos& g, Cala&& run, Scalapack&& fallback) {
+    try {
+        run();
+    } catch (const MpiError&) {
+        throw;
+    } catch (const Error& e) {
+        if (g.row == 0 && g.col == 0) say(std::string(rout) + ": cala: " + e.what() + "; ScaLAPACK computes this call");
+        fallback();
+    }
+}
 
 /// The C boundary of an entry point: runs f, and says what it throws instead of letting it
 /// escape into Fortran.
