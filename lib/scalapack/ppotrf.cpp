@@ -17,6 +17,7 @@
 #include "scalapack/context.hpp"
 #include "scalapack/descriptor.hpp"
 #include "scalapack/report.hpp"
+#include "scalapack/settle.hpp"
 #include "scalapack/view.hpp"
 
 namespace cala::scalapack {
@@ -71,75 +72,42 @@ ArgCheck check_args(char uplo, int n, int ia, int ja, const int* desca, const Gr
 template <class T>
 void ppotrf(const Args<T>& x) {
     using detail::cat;
-    const char* const rout = routine<T>().name.c_str();
-    const Settings& set = settings();
     *x.info = 0;
     const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(x.uplo[0])));
     const bool upper = u == 'U';
-    const int n = *x.n, ctxt = x.desca[SL_CTXT - 1];
-    GridPos g;
-    Cblacs_gridinfo(ctxt, &g.p, &g.q, &g.row, &g.col);
-    const bool speaker = set.verbose && g.row == 0 && g.col == 0;
-    const auto call = [&] { return cat(rout, "(", u, ") n=", n, " on ", g.p, "x", g.q, " -> "); };
+    const int n = *x.n;
+    Call c{routine<T>().name.c_str(), x.desca[SL_CTXT - 1], {}, settings().verbose, ""};
+    Cblacs_gridinfo(c.ctxt, &c.g.p, &c.g.q, &c.g.row, &c.g.col);
+    if (c.verbose) c.head = cat(c.rout, "(", u, ") n=", n, " on ", c.g.p, "x", c.g.q, " -> ");
 
     // 1. ScaLAPACK's checks, in ScaLAPACK's order.
-    if (g.p == -1) {  // A's context is no grid this process belongs to: nobody to agree with
-        *x.info = -(kArgA * kMult + SL_CTXT);
-        if (set.verbose) say(cat(call(), "illegal argument, info = ", *x.info, ": DESCA context ", ctxt,
-                                 " is not a BLACS grid here"));
-        report_illegal(ctxt, rout, *x.info, Checker::Scalapack);
-        return;
-    }
-    const ArgCheck chk = check_args(x.uplo[0], n, *x.ia, *x.ja, x.desca, g);
+    if (foreign_context(c, kArgA, x.info)) return;
+    const ArgCheck chk = check_args(x.uplo[0], n, *x.ia, *x.ja, x.desca, c.g);
     // PCHK1MAT: what must be the same on every process of the grid.
     std::vector<SameArg> same = {{n, 2 * kMult}, {*x.ia, 4 * kMult}, {*x.ja, 5 * kMult}};
     same_descriptor(same, x.desca, kArgA);
     same.push_back({upper ? 'U' : 'L', 1 * kMult});
 
     // 2. Where the call goes (the same on every process when the arguments agree).
-    enum class Route { Nothing, Small, Cala };
     const double size = static_cast<double>(n) * n * n;
-    const Route route = n == 0 ? Route::Nothing : size < set.threshold ? Route::Small : Route::Cala;
+    const Route route = n == 0 ? Route::Nothing : size < settings().threshold ? Route::Small : Route::Cala;
     std::optional<SubMatrix> sa;
-    if (chk.ok() && route == Route::Cala) sa = sub_matrix(read_descriptor(x.desca), g, *x.ia, *x.ja, n, n);
+    if (chk.ok() && route == Route::Cala) sa = sub_matrix(read_descriptor(x.desca), c.g, *x.ia, *x.ja, n, n);
     const bool layouts = !chk.ok() || route != Route::Cala || sa.has_value();
 
     // 3. One allreduce over the grid: the first illegal or inconsistent argument, layouts, cache.
-    const MPI_Comm comm = grid_communicator(ctxt);
-    const Grid2D* grid = route == Route::Cala && layouts ? cached_grid(ctxt, comm, g) : nullptr;
-    const Agreement agreed =
-        agree(comm, g, chk.code, layouts, route != Route::Cala || !layouts || grid != nullptr, same);
-    if (agreed.code != ArgCheck::kNone) {
-        *x.info = report_agreed(agreed.code, chk, kElsewhere, ctxt, rout, speaker, call(), Checker::Scalapack);
-        return;
-    }
-    if (!agreed.cala_layouts) {
-        if (speaker) say(cat(call(), "ScaLAPACK: A has no cala layout"));
-        call_scalapack(x);
-        return;
-    }
-    switch (route) {
-        case Route::Nothing:
-            if (speaker) say(cat(call(), "cala: nothing to do"));
-            return;
-        case Route::Small:
-            if (speaker)
-                say(cat(call(), "ScaLAPACK: n^3 = ", static_cast<long long>(size), " < CALA_SCALAPACK_THRESHOLD = ",
-                        threshold_text(set.threshold)));
-            call_scalapack(x);
-            return;
-        case Route::Cala: break;
-    }
+    const Grid2D* grid = settle(c, chk, route, layouts, same, "A has no cala layout",
+                                cat("n^3 = ", static_cast<long long>(size)), x.info, [&] { call_scalapack(x); });
+    if (grid == nullptr) return;
 
     // 4. The work: cala::potrf in place on the caller's local array.
-    if (!agreed.cached) grid = &make_grid(ctxt, comm, g, agreed);
     const MatrixRef<T> av = view(*grid, *sa, x.a);
     const Uplo uplo = upper ? Uplo::Upper : Uplo::Lower;
-    if (speaker)
-        say(cat(call(), "cala: ",
+    if (c.speaker())
+        say(cat(c.head, "cala: ",
                 plan_potrf(uplo, av.layout(), grid->order(), CholeskyOptions{}, sizeof(T), is_complex_v<T>)
                     .describe()));
-    cala_or_scalapack(rout, g, [&] { *x.info = static_cast<int>(potrf(uplo, av)); }, [&] { call_scalapack(x); });
+    cala_or_scalapack(c.rout, c.g, [&] { *x.info = static_cast<int>(potrf(uplo, av)); }, [&] { call_scalapack(x); });
 }
 
 // The C boundary: nothing escapes into Fortran.
