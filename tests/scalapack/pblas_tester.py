@@ -16,9 +16,10 @@ CALA_SCALAPACK_THRESHOLD=0, and checks that
 import argparse
 import os
 import re
-import subprocess
 import sys
 import tempfile
+
+import mpirun
 
 TESTERS = "/usr/lib/x86_64-linux-gnu/scalapack/mpich-tests/PBLAS"
 
@@ -130,13 +131,14 @@ def main():
         cmd = [args.mpiexec, "-n", str(args.np), "-genv", "LD_PRELOAD", os.path.abspath(args.shim),
                "-genv", "CALA_VERBOSE", "1", "-genv", "CALA_SCALAPACK_THRESHOLD", "0", tester]
         print("+ (cd", tmp, "&&", " ".join(cmd) + ")", flush=True)
-        run = subprocess.run(cmd, cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             text=True, timeout=args.timeout)
-    out = run.stdout
+        run = mpirun.run(cmd, tmp, env, args.timeout, os.path.basename(tester))
+    out = run.out
     routine = f"P{p}GEMM"
     errors = []
-    if run.returncode != 0:
-        errors.append(f"tester exited with {run.returncode}")
+    if run.hung:
+        errors.append(f"hung after {run.seconds:.0f} s; the ranks waited in: " + "; ".join(run.where()))
+    elif run.rc != 0:
+        errors.append(f"tester exited with {run.rc}")
     if "Error-exit tests completed." not in out:
         errors.append("the error-exit tests did not complete")
     errors += [l.strip() for l in out.splitlines() if "ERROR *****" in l or "*** ERROR ***" in l
