@@ -153,4 +153,14 @@ TEST_CASE("stencil domains of 3·10^9 points along x, and their model") {
     CHECK(cost.words == 3 * 2 * (2 * (n / 2) + 2 * (n / 2)));
     CHECK(cost.updates == 3 * (n / 2) * (n / 2));
     CHECK(cost.redundant_updates == 0);
+    // 3D: faces of 10^10 points. 7-point star, depth 1, 2 steps on 2 x 1 x 1 periodic ranks: the
+    // two x-neighbours are the other rank (2 messages out, 2 in per step), y and z wrap onto
+    // this rank (no message).
+    const index_t f = 100'000;
+    const StencilDomain cube = StencilDomain::make_3d(4, f, f, 2, 1, 1, Boundary::Periodic, Boundary::Periodic,
+                                                      Boundary::Periodic);
+    const StencilCost c3 = stencil_cost(cube, {0, 0, 0}, {3, 1, true}, 1, 2);
+    CHECK(c3.msgs == 2 * 4);
+    CHECK(c3.words == 2 * 4 * f * f);
+    CHECK(c3.updates == 2 * 2 * f * f);
 }
