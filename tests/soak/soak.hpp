@@ -33,8 +33,10 @@ inline std::uint64_t mix(std::uint64_t a, std::uint64_t b, std::uint64_t c = 0) 
 /// CALA_SOAK_SEED, or a fresh seed drawn on rank 0; the same on every rank.
 inline std::uint64_t soak_seed() {
     std::uint64_t s = 0;
-    if (const char* e = std::getenv("CALA_SOAK_SEED")) s = std::strtoull(e, nullptr, 0);
-    else s = (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
+    if (const char* e = std::getenv("CALA_SOAK_SEED"))
+        s = std::strtoull(e, nullptr, 0);
+    else
+        s = (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
     MPI_Bcast(&s, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     return s;
 }
@@ -51,7 +53,9 @@ public:
 
     int pick(int n) { return static_cast<int>(g_() % static_cast<std::uint64_t>(n)); }
     bool coin(int percent = 50) { return pick(100) < percent; }
-    index_t between(index_t lo, index_t hi) { return lo + static_cast<index_t>(g_() % static_cast<std::uint64_t>(hi - lo + 1)); }
+    index_t between(index_t lo, index_t hi) {
+        return lo + static_cast<index_t>(g_() % static_cast<std::uint64_t>(hi - lo + 1));
+    }
     /// A size in [0, max]: 0 and 1 one time in ten each, else anything up to max.
     index_t size(index_t max) {
         const int r = pick(10);
@@ -67,7 +71,7 @@ private:
 /// A p x q grid over a random subset of the world (rank 0 always in it, at a random position);
 /// the other ranks are idle for the call and hold no grid.
 struct SubGrid {
-    Comm comm;                  ///< the subset's communicator (null on idle ranks)
+    Comm comm;                   ///< the subset's communicator (null on idle ranks)
     std::optional<Grid2D> grid;  ///< on members only
     int size = 0, p = 0, q = 0;
     GridOrder order = GridOrder::RowMajor;
@@ -129,12 +133,14 @@ inline bool world_all(bool ok) {
 template <class T>
 T entry(std::uint64_t call_seed, int which, index_t i, index_t j) {
     auto u = [&](int part) {
-        const std::uint64_t x = mix(call_seed ^ static_cast<std::uint64_t>(which * 4 + part), static_cast<std::uint64_t>(i),
-                                    static_cast<std::uint64_t>(j));
+        const std::uint64_t x = mix(call_seed ^ static_cast<std::uint64_t>(which * 4 + part),
+                                    static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(j));
         return static_cast<real_t<T>>(static_cast<double>(x >> 11) * 0x1.0p-52 - 1.0);
     };
-    if constexpr (is_complex_v<T>) return T(u(0), u(1));
-    else return u(0);
+    if constexpr (is_complex_v<T>)
+        return T(u(0), u(1));
+    else
+        return u(0);
 }
 
 }  // namespace cala::soak

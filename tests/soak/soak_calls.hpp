@@ -35,8 +35,8 @@ std::string gemm_call(Draw& d, const Grid2D& grid, bool three_d) {
         o.variant = static_cast<Variant>(d.pick(10) == 0 ? 0 : 1 + d.pick(3));  // Auto now and then
     }
     const std::string what = std::string(three_d ? "gemm3d " : "gemm ") + to_string(o.variant) + " " + op_char(oa) +
-                             op_char(ob) + " m=" + str(s.m) + " n=" + str(s.n) + " k=" + str(s.k) + " grid3d=" +
-                             str(o.grid3d.p) + "x" + str(o.grid3d.q) + "x" + str(o.grid3d.c);
+                             op_char(ob) + " m=" + str(s.m) + " n=" + str(s.n) + " k=" + str(s.k) +
+                             " grid3d=" + str(o.grid3d.p) + "x" + str(o.grid3d.q) + "x" + str(o.grid3d.c);
     INFO(what);
 
     test::run_case<T>(grid, s, oa, ob, beta_zero, o);
@@ -50,13 +50,17 @@ void fill_spd(const MatrixRef<T>& parent, index_t off, index_t n, std::uint64_t 
     const Grid2D& g = parent.grid();
     for (index_t jl = 0; jl < parent.n_loc(); ++jl)
         for (index_t il = 0; il < parent.m_loc(); ++il) {
-            const index_t gi = parent.layout().rows.to_global(il, g.row()), gj = parent.layout().cols.to_global(jl, g.col());
+            const index_t gi = parent.layout().rows.to_global(il, g.row()),
+                          gj = parent.layout().cols.to_global(jl, g.col());
             const index_t i = gi - off, j = gj - off;
             T v = entry<T>(cs, 1, gi, gj);
             if (i >= 0 && j >= 0 && i < n && j < n) {
-                if (i > j) v = entry<T>(cs, 0, i, j);
-                else if (i < j) v = conj_if(entry<T>(cs, 0, j, i), true);
-                else v = T(static_cast<real_t<T>>(n) + std::abs(entry<T>(cs, 0, i, i)));
+                if (i > j)
+                    v = entry<T>(cs, 0, i, j);
+                else if (i < j)
+                    v = conj_if(entry<T>(cs, 0, j, i), true);
+                else
+                    v = T(static_cast<real_t<T>>(n) + std::abs(entry<T>(cs, 0, i, i)));
             }
             parent.local(il, jl) = v;
         }
@@ -86,9 +90,10 @@ std::string cholesky_call(Draw& d, const Grid2D& grid, std::uint64_t cs) {
         o.block_size = d.between(1, 6);
     }
     const TrsmOptions so{.lookahead = d.pick(3)};
-    const std::string what = std::string("potrf+potrs ") + to_string(o.variant) + " " + uplo_char(uplo) + " n=" + str(n) +
-                             " nrhs=" + str(nrhs) + " mb=" + str(mb) + " nb=" + str(nb) + " off=" + str(off) + " grid3d=" +
-                             str(o.grid3d.p) + "x" + str(o.grid3d.q) + "x" + str(o.grid3d.c);
+    const std::string what = std::string("potrf+potrs ") + to_string(o.variant) + " " + uplo_char(uplo) +
+                             " n=" + str(n) + " nrhs=" + str(nrhs) + " mb=" + str(mb) + " nb=" + str(nb) +
+                             " off=" + str(off) + " grid3d=" + str(o.grid3d.p) + "x" + str(o.grid3d.q) + "x" +
+                             str(o.grid3d.c);
     INFO(what);
     DistMatrix<T> A0(grid, n + off, n + off, mb, nb, d.pick(grid.p()), d.pick(grid.q()));
     DistMatrix<T> B0(grid, n + ob, nrhs + ob, d.between(1, 8), d.between(1, 8), d.pick(grid.p()), d.pick(grid.q()));
@@ -104,25 +109,38 @@ std::string cholesky_call(Draw& d, const Grid2D& grid, std::uint64_t cs) {
     const auto fgot = test::measure(mem0);
     const auto gf = gather(a);
     const double ferr = root ? factor_error(ga, gf, n, uplo) : 0.0;
-    CAPTURE(info); CAPTURE(ferr); CAPTURE(fgot.t.words()); CAPTURE(fmodel.words); CAPTURE(fgot.t.msgs());
-    CAPTURE(fmodel.msgs); CAPTURE(fgot.extra); CAPTURE(fmodel.extra_bytes);
+    CAPTURE(info);
+    CAPTURE(ferr);
+    CAPTURE(fgot.t.words());
+    CAPTURE(fmodel.words);
+    CAPTURE(fgot.t.msgs());
+    CAPTURE(fmodel.msgs);
+    CAPTURE(fgot.extra);
+    CAPTURE(fmodel.extra_bytes);
     CHECK(test::all_ranks(info == 0, grid));
     CHECK(test::all_ranks(ferr < 4.0, grid));
     CHECK(test::all_ranks(fgot.t.words() == fmodel.words && fgot.t.words_recv == fmodel.words_recv, grid));
     CHECK(test::all_ranks(fgot.t.msgs() == fmodel.msgs, grid));
     CHECK(test::all_ranks(fgot.extra <= fmodel.extra_bytes, grid));
 
-    const Cost smodel = potrs_cost(uplo, a.layout(), b.layout(), so, grid.row(), grid.col(), sizeof(T), is_complex_v<T>);
+    const Cost smodel =
+        potrs_cost(uplo, a.layout(), b.layout(), so, grid.row(), grid.col(), sizeof(T), is_complex_v<T>);
     mem0 = test::mark();
     potrs(uplo, a, b, so);
     const auto sgot = test::measure(mem0);
     const auto x = gather(b);
     // max |A·X − B| / (eps·(n+2)·max (|A|·|X| + |B|)).
-    const double serr = root ? test::gemm_error(std::vector<T>(x.size()),
-                                                test::reference_gemm(Op::N, Op::N, n, nrhs, n, T(1), ga, n, x, n, T(-1), gb), n)
-                             : 0.0;
-    CAPTURE(serr); CAPTURE(sgot.t.words()); CAPTURE(smodel.words); CAPTURE(sgot.t.msgs()); CAPTURE(smodel.msgs);
-    CAPTURE(sgot.extra); CAPTURE(smodel.extra_bytes);
+    const double serr =
+        root ? test::gemm_error(std::vector<T>(x.size()),
+                                test::reference_gemm(Op::N, Op::N, n, nrhs, n, T(1), ga, n, x, n, T(-1), gb), n)
+             : 0.0;
+    CAPTURE(serr);
+    CAPTURE(sgot.t.words());
+    CAPTURE(smodel.words);
+    CAPTURE(sgot.t.msgs());
+    CAPTURE(smodel.msgs);
+    CAPTURE(sgot.extra);
+    CAPTURE(smodel.extra_bytes);
     CHECK(test::all_ranks(serr < 16.0, grid));
     CHECK(test::all_ranks(test::matches(sgot, smodel), grid));
     return what;
@@ -156,12 +174,17 @@ std::string trsm_call(Draw& d, const Grid2D& grid) {
     const auto got = test::measure(mem0);
     const auto x = gather(b);
     const double err = grid.comm().rank() == 0 ? test::trsm_residual(ga, n, uplo, op, diag, alpha, gb, x, nrhs) : 0.0;
-    const Cost model = alpha_zero ? Cost{}
-                                  : trsm_cost(uplo, op, a.layout(), b.layout(), o, grid.row(), grid.col(), sizeof(T),
-                                              is_complex_v<T>);
+    const Cost model =
+        alpha_zero ? Cost{}
+                   : trsm_cost(uplo, op, a.layout(), b.layout(), o, grid.row(), grid.col(), sizeof(T), is_complex_v<T>);
     const bool a_same = std::memcmp(a_local.data(), A0.data(), a_local.size() * sizeof(T)) == 0;
-    CAPTURE(err); CAPTURE(got.t.words()); CAPTURE(model.words); CAPTURE(got.t.msgs()); CAPTURE(model.msgs);
-    CAPTURE(got.extra); CAPTURE(model.extra_bytes);
+    CAPTURE(err);
+    CAPTURE(got.t.words());
+    CAPTURE(model.words);
+    CAPTURE(got.t.msgs());
+    CAPTURE(model.msgs);
+    CAPTURE(got.extra);
+    CAPTURE(model.extra_bytes);
     CHECK(test::all_ranks(err < 4.0, grid));
     CHECK(test::all_ranks(test::matches(got, model), grid));
     CHECK(test::all_ranks(a_same, grid));
@@ -193,7 +216,10 @@ std::string redistribute_call(Draw& d, const Grid2D& grid) {
         for (index_t j = 0; j < dn; ++j)
             for (index_t i = 0; i < dm; ++i) same = same && got[i + j * dm] == test::op_at(op, s, m, i, j);
     const Cost model = redistribute_cost(op, src.layout(), dst.layout(), grid.row(), grid.col());
-    CAPTURE(t.words()); CAPTURE(model.words); CAPTURE(t.msgs()); CAPTURE(model.msgs);
+    CAPTURE(t.words());
+    CAPTURE(model.words);
+    CAPTURE(t.msgs());
+    CAPTURE(model.msgs);
     CHECK(test::all_ranks(same, grid));
     CHECK(test::all_ranks(t.words() == model.words && t.msgs() == model.msgs, grid));
     return what;

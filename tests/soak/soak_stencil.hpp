@@ -37,12 +37,13 @@ std::string stencil_call(Draw& d, const Comm& comm, int p, int q, std::uint64_t 
     std::array<Boundary, 3> bc{};
     std::array<index_t, 3> n{1, 1, 1};
     for (int k = 0; k < dim; ++k) {
-        n[static_cast<std::size_t>(k)] = d.between(procs[static_cast<std::size_t>(k)], 5 * procs[static_cast<std::size_t>(k)] + 4);
+        n[static_cast<std::size_t>(k)] =
+            d.between(procs[static_cast<std::size_t>(k)], 5 * procs[static_cast<std::size_t>(k)] + 4);
         bc[static_cast<std::size_t>(k)] = d.coin() ? Boundary::Dirichlet : Boundary::Periodic;
     }
-    const StencilDomain dom = dim == 2 ? StencilDomain::make_2d(n[0], n[1], procs[0], procs[1], bc[0], bc[1])
-                                       : StencilDomain::make_3d(n[0], n[1], n[2], procs[0], procs[1], procs[2], bc[0],
-                                                                bc[1], bc[2]);
+    const StencilDomain dom =
+        dim == 2 ? StencilDomain::make_2d(n[0], n[1], procs[0], procs[1], bc[0], bc[1])
+                 : StencilDomain::make_3d(n[0], n[1], n[2], procs[0], procs[1], procs[2], bc[0], bc[1], bc[2]);
     index_t ext = dom.min_extent(0);
     for (int k = 1; k < dim; ++k) ext = std::min(ext, dom.min_extent(k));
     const Stencil<T> st = draw_stencil<T>(d, dim, ext);
@@ -50,11 +51,11 @@ std::string stencil_call(Draw& d, const Comm& comm, int p, int q, std::uint64_t 
     const int halo = static_cast<int>(d.between(depth * st.radius(), std::min<index_t>(ext, depth * st.radius() + 2)));
     const std::int64_t steps = d.between(0, 7);
     const StencilOptions o{.depth = depth, .overlap = d.coin()};
-    const std::string what = "stencil " + std::to_string(dim) + "D " + std::to_string(n[0]) + "x" + std::to_string(n[1]) +
-                             "x" + std::to_string(n[2]) + " on " + std::to_string(procs[0]) + "x" +
-                             std::to_string(procs[1]) + "x" + std::to_string(procs[2]) + " r=" +
-                             std::to_string(st.radius()) + " depth=" + std::to_string(depth) + " steps=" +
-                             std::to_string(steps);
+    const std::string what = "stencil " + std::to_string(dim) + "D " + std::to_string(n[0]) + "x" +
+                             std::to_string(n[1]) + "x" + std::to_string(n[2]) + " on " + std::to_string(procs[0]) +
+                             "x" + std::to_string(procs[1]) + "x" + std::to_string(procs[2]) +
+                             " r=" + std::to_string(st.radius()) + " depth=" + std::to_string(depth) +
+                             " steps=" + std::to_string(steps);
     INFO(what);
     const StencilGrid grid(comm, dom);
     StencilField<T> u(grid, halo);
@@ -71,13 +72,16 @@ std::string stencil_call(Draw& d, const Comm& comm, int p, int q, std::uint64_t 
         same = ref.size() == got.size() && std::memcmp(ref.data(), got.data(), ref.size() * sizeof(T)) == 0;
     }
     const StencilCost m = stencil_cost(dom, grid.coords(), st.shape(), depth, steps);
-    const bool traffic_ok = t.msgs() == m.msgs && t.words() == m.words && t.msgs_sent == m.msgs_sent &&
-                            t.words_sent == m.words_sent;
-    const bool work_ok = stats.exchanges == m.exchanges && stats.updates == m.updates &&
-                         stats.redundant_updates == m.redundant_updates;
+    const bool traffic_ok =
+        t.msgs() == m.msgs && t.words() == m.words && t.msgs_sent == m.msgs_sent && t.words_sent == m.words_sent;
+    const bool work_ok =
+        stats.exchanges == m.exchanges && stats.updates == m.updates && stats.redundant_updates == m.redundant_updates;
     int v[3] = {same, traffic_ok, work_ok};
     MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_INT, MPI_MIN, comm.get());
-    CAPTURE(t.msgs()); CAPTURE(m.msgs); CAPTURE(t.words()); CAPTURE(m.words);
+    CAPTURE(t.msgs());
+    CAPTURE(m.msgs);
+    CAPTURE(t.words());
+    CAPTURE(m.words);
     CHECK(v[0] == 1);
     CHECK(v[1] == 1);
     CHECK(v[2] == 1);

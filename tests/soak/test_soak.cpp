@@ -83,7 +83,8 @@ std::string run_kind(Kind kind, soak::Draw& d, const soak::SubGrid& sg, std::uin
         case Redist: return soak::redistribute_call<T>(d, g);
         default: break;
     }
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) return soak::stencil_call<T>(d, sg.comm, sg.p, sg.q, cs);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+        return soak::stencil_call<T>(d, sg.comm, sg.p, sg.q, cs);
     return {};
 }
 
@@ -105,8 +106,9 @@ TEST_CASE("soak: random calls on random grids match the reference and the model,
     const char* grid_env = std::getenv("CALA_SOAK_GRID");
     const bool whole = grid_env != nullptr && std::string(grid_env) == "world";
     if (world.rank() == 0)
-        std::fprintf(stderr, "soak: CALA_SOAK_SEED=%llu, calls %lld..%lld on %d ranks%s\n", static_cast<unsigned long long>(seed),
-                     static_cast<long long>(from), static_cast<long long>(calls - 1), world.size(),
+        std::fprintf(stderr, "soak: CALA_SOAK_SEED=%llu, calls %lld..%lld on %d ranks%s\n",
+                     static_cast<unsigned long long>(seed), static_cast<long long>(from),
+                     static_cast<long long>(calls - 1), world.size(),
                      whole ? ", every grid of all ranks (CALA_SOAK_GRID=world)" : "");
     // The leak check sees what it must: cala's own communicators go through the counted interface.
     const Held h0 = held();
@@ -127,8 +129,9 @@ TEST_CASE("soak: random calls on random grids match the reference and the model,
     std::map<std::string, int> per_kind;
     std::set<std::string> grids;
     for (std::int64_t i = from; i < calls; ++i) {
-        const std::string repro = std::string("reproduce: ") + (whole ? "CALA_SOAK_GRID=world " : "") + "CALA_SOAK_SEED=" + std::to_string(seed) + " CALA_SOAK_FROM=" +
-                                  std::to_string(i) + " CALA_SOAK_CALLS=" + std::to_string(i + 1) + " (world of " +
+        const std::string repro = std::string("reproduce: ") + (whole ? "CALA_SOAK_GRID=world " : "") +
+                                  "CALA_SOAK_SEED=" + std::to_string(seed) + " CALA_SOAK_FROM=" + std::to_string(i) +
+                                  " CALA_SOAK_CALLS=" + std::to_string(i + 1) + " (world of " +
                                   std::to_string(world.size()) + ")";
         INFO(repro);
         soak::Draw d(seed, i);
@@ -153,8 +156,9 @@ TEST_CASE("soak: random calls on random grids match the reference and the model,
         }
         const Held now = held();
         if (!(now == base))
-            std::fprintf(stderr, "soak rank %d: after call %lld (%s): comms %lld, requests %lld, datatypes %lld, "
-                                 "workspace %lld bytes, MPI comms %lld, MPI types %lld held beyond the start; %s\n",
+            std::fprintf(stderr,
+                         "soak rank %d: after call %lld (%s): comms %lld, requests %lld, datatypes %lld, "
+                         "workspace %lld bytes, MPI comms %lld, MPI types %lld held beyond the start; %s\n",
                          world.rank(), static_cast<long long>(i), what.c_str(),
                          static_cast<long long>(now.cala.comms - base.cala.comms),
                          static_cast<long long>(now.cala.requests - base.cala.requests),

@@ -30,8 +30,10 @@ index_t numroc(index_t n, index_t nb, int iproc, int isrc, int nprocs) {
     const index_t nblocks = n / nb;
     index_t num = (nblocks / nprocs) * nb;
     const index_t extra = nblocks % nprocs;
-    if (mydist < extra) num += nb;
-    else if (mydist == extra) num += n % nb;
+    if (mydist < extra)
+        num += nb;
+    else if (mydist == extra)
+        num += n % nb;
     return num;
 }
 index_t indxg2l(index_t g, index_t nb, int nprocs) { return nb * (g / (nb * nprocs)) + g % nb; }
@@ -45,13 +47,16 @@ int indxg2p(index_t g, index_t nb, int isrc, int nprocs) { return static_cast<in
 TEST_CASE("Dist1D agrees with ScaLAPACK's formulas past 2^31") {
     std::mt19937_64 g(31);
     for (int t = 0; t < 400; ++t) {
-        const index_t n = k2_31 + static_cast<index_t>(g() % (index_t(4) << 32));  // 2^31 .. 2^31 + 1.7e10
+        const index_t n = k2_31 + static_cast<index_t>(g() % (index_t(4) << 32));            // 2^31 .. 2^31 + 1.7e10
         const index_t nb = 1 + static_cast<index_t>(g() % (t % 2 ? 64 : index_t(1) << 33));  // up to 8.6e9 (past 2^31)
         const int np = 1 + static_cast<int>(g() % 97), src = static_cast<int>(g() % static_cast<std::uint64_t>(np));
         const Dist1D d(n, nb, np, src);
         index_t total = 0;
         for (int pr = 0; pr < np; ++pr) {
-            CAPTURE(n); CAPTURE(nb); CAPTURE(np); CAPTURE(pr);
+            CAPTURE(n);
+            CAPTURE(nb);
+            CAPTURE(np);
+            CAPTURE(pr);
             CHECK(d.local_size(pr) == numroc(n, nb, pr, src, np));
             total += d.local_size(pr);
         }
@@ -80,7 +85,11 @@ TEST_CASE("submatrices at offsets past 2^31 keep the global <-> local maps") {
         const index_t off = k2_31 + static_cast<index_t>(g() % static_cast<std::uint64_t>(n - k2_31));
         const index_t len = static_cast<index_t>(g() % static_cast<std::uint64_t>(n - off + 1));
         const Dist1D s = d.sub(off, len);
-        CAPTURE(n); CAPTURE(nb); CAPTURE(np); CAPTURE(off); CAPTURE(len);
+        CAPTURE(n);
+        CAPTURE(nb);
+        CAPTURE(np);
+        CAPTURE(off);
+        CAPTURE(len);
         // Index i of the submatrix is index off + i of the parent, on the same process; its
         // local index is the parent's minus what the process holds before off.
         for (int k = 0; k < 6 && len > 0; ++k) {
@@ -157,8 +166,8 @@ TEST_CASE("stencil domains of 3·10^9 points along x, and their model") {
     // two x-neighbours are the other rank (2 messages out, 2 in per step), y and z wrap onto
     // this rank (no message).
     const index_t f = 100'000;
-    const StencilDomain cube = StencilDomain::make_3d(4, f, f, 2, 1, 1, Boundary::Periodic, Boundary::Periodic,
-                                                      Boundary::Periodic);
+    const StencilDomain cube =
+        StencilDomain::make_3d(4, f, f, 2, 1, 1, Boundary::Periodic, Boundary::Periodic, Boundary::Periodic);
     const StencilCost c3 = stencil_cost(cube, {0, 0, 0}, {3, 1, true}, 1, 2);
     CHECK(c3.msgs == 2 * 4);
     CHECK(c3.words == 2 * 4 * f * f);

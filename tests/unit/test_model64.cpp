@@ -25,7 +25,8 @@ BlockCyclic scaled(const BlockCyclic& l, index_t s) {
 
 // A random layout whose first block is partial (a submatrix at an offset).
 BlockCyclic random_layout(std::mt19937& g, index_t m, index_t n, int p, int q) {
-    const BlockCyclic big(m + 7, n + 7, 1 + g() % 6, 1 + g() % 6, p, q, static_cast<int>(g() % p), static_cast<int>(g() % q));
+    const BlockCyclic big(m + 7, n + 7, 1 + g() % 6, 1 + g() % 6, p, q, static_cast<int>(g() % p),
+                          static_cast<int>(g() % q));
     return big.sub(g() % 7, g() % 7, m, n);
 }
 
@@ -36,7 +37,8 @@ void check_scaled(const Cost& small, const Cost& big, index_t s, bool cubic_flop
     CHECK(big.words == small.words * s * s);
     CHECK(big.words_recv == small.words_recv * s * s);
     CHECK(big.extra_bytes == small.extra_bytes * s * s);
-    if (cubic_flops) CHECK(big.flops == doctest::Approx(small.flops * double(s) * double(s) * double(s)).epsilon(1e-12));
+    if (cubic_flops)
+        CHECK(big.flops == doctest::Approx(small.flops * double(s) * double(s) * double(s)).epsilon(1e-12));
 }
 
 }  // namespace
@@ -55,7 +57,9 @@ TEST_CASE("redistribute_cost scales exactly to 10^6 x 10^6") {
             for (int c = 0; c < q; ++c) {
                 const Cost small = redistribute_cost(op, src, dst, r, c);
                 const Cost big = redistribute_cost(op, scaled(src, s), scaled(dst, s), r, c);
-                CAPTURE(t); CAPTURE(r); CAPTURE(c);
+                CAPTURE(t);
+                CAPTURE(r);
+                CAPTURE(c);
                 check_scaled(small, big, s);
                 past += big.words > k2_31;
             }
@@ -82,8 +86,12 @@ TEST_CASE("gemm_cost (2D, every variant, and 2.5D/3D) scales exactly to 10^6-siz
             for (int r = 0; r < p; ++r)
                 for (int cc = 0; cc < q; ++cc) {
                     const Cost small = gemm_cost(oa, ob, a, b, c, v, o, r, cc, 8, false);
-                    const Cost big = gemm_cost(oa, ob, scaled(a, s), scaled(b, s), scaled(c, s), v, os, r, cc, 8, false);
-                    CAPTURE(t); CAPTURE(to_string(v)); CAPTURE(r); CAPTURE(cc);
+                    const Cost big =
+                        gemm_cost(oa, ob, scaled(a, s), scaled(b, s), scaled(c, s), v, os, r, cc, 8, false);
+                    CAPTURE(t);
+                    CAPTURE(to_string(v));
+                    CAPTURE(r);
+                    CAPTURE(cc);
                     check_scaled(small, big, s);
                     past += big.words > k2_31;
                 }
@@ -100,7 +108,9 @@ TEST_CASE("gemm_cost (2D, every variant, and 2.5D/3D) scales exactly to 10^6-siz
                 const Cost small = gemm_cost(oa, ob, a, b, c, o3, GridOrder::RowMajor, rank, 16, true);
                 const Cost big = gemm_cost(oa, ob, scaled(a, s), scaled(b, s), scaled(c, s), o3s, GridOrder::RowMajor,
                                            rank, 16, true);
-                CAPTURE(t); CAPTURE(to_string(v)); CAPTURE(rank);
+                CAPTURE(t);
+                CAPTURE(to_string(v));
+                CAPTURE(rank);
                 check_scaled(small, big, s);
             }
         }
@@ -118,7 +128,8 @@ TEST_CASE("potrf_cost, trsm_cost and potrs_cost scale exactly to 10^6 x 10^6") {
         const Uplo uplo = g() % 2 ? Uplo::Lower : Uplo::Upper;
         const BlockCyclic a(n, n, nb, nb, p, q, static_cast<int>(g() % p), static_cast<int>(g() % q));
         const BlockCyclic b(n, nrhs, nb, 1 + g() % 6, p, q, a.rows.src, 0);
-        std::vector<CholeskyOptions> opts = {{.variant = CholeskyVariant::TwoD, .lookahead = static_cast<int>(g() % 2)}};
+        std::vector<CholeskyOptions> opts = {
+            {.variant = CholeskyVariant::TwoD, .lookahead = static_cast<int>(g() % 2)}};
         if (p * q >= 2) {
             // ReplPart splits each tile into h column slices: even tiles keep the split exact.
             const index_t bs = 2 * (1 + g() % 3);
@@ -132,7 +143,10 @@ TEST_CASE("potrf_cost, trsm_cost and potrs_cost scale exactly to 10^6 x 10^6") {
                 const Cost small = potrf_cost(uplo, a, GridOrder::RowMajor, o, rank, 8, false);
                 const Cost big = potrf_cost(uplo, scaled(a, s), GridOrder::RowMajor, os, rank, 8, false);
                 const std::string variant = to_string(o.variant);
-                CAPTURE(t); CAPTURE(variant); CAPTURE(o.block_size); CAPTURE(rank);
+                CAPTURE(t);
+                CAPTURE(variant);
+                CAPTURE(o.block_size);
+                CAPTURE(rank);
                 check_scaled(small, big, s, false);
                 past += big.words > k2_31;
             }
@@ -141,7 +155,9 @@ TEST_CASE("potrf_cost, trsm_cost and potrs_cost scale exactly to 10^6 x 10^6") {
         const Op op = static_cast<Op>(g() % 3);
         for (int r = 0; r < p; ++r)
             for (int c = 0; c < q; ++c) {
-                CAPTURE(t); CAPTURE(r); CAPTURE(c);
+                CAPTURE(t);
+                CAPTURE(r);
+                CAPTURE(c);
                 check_scaled(trsm_cost(uplo, op, a, b, to, r, c, 8, false),
                              trsm_cost(uplo, op, scaled(a, s), scaled(b, s), to, r, c, 8, false), s);
                 check_scaled(potrs_cost(uplo, a, b, to, r, c, 8, false),
@@ -159,7 +175,8 @@ TEST_CASE("redistribute_cost of a 6·10^9-element vector") {
     int past = 0;
     for (int r = 0; r < 2; ++r)
         for (int c = 0; c < 2; ++c) {
-            const Cost small = redistribute_cost(Op::T, col, row, r, c), big = redistribute_cost(Op::T, col_s, row_s, r, c);
+            const Cost small = redistribute_cost(Op::T, col, row, r, c),
+                       big = redistribute_cost(Op::T, col_s, row_s, r, c);
             CHECK(big.msgs == small.msgs);
             CHECK(big.words == small.words * s);
             past += big.words > k2_31;
