@@ -18,9 +18,11 @@ namespace cala::soak {
 
 inline std::string str(index_t v) { return std::to_string(v); }
 
-/// 2D SUMMA (every variant, every op pair) or, with three_d, 2.5D/3D SUMMA on a drawn p x q x c.
+/// 2D SUMMA (every variant, every op pair) or, with three_d, 2.5D/3D SUMMA on a drawn p x q x c
+/// (2D on a grid of one rank).
 template <class T>
 std::string gemm_call(Draw& d, const Grid2D& grid, bool three_d) {
+    three_d = three_d && grid.comm().size() > 1;
     const index_t mx = three_d ? 24 : 40;
     test::Shape s{d.size(mx), d.size(mx), d.size(mx), 0, 0, 0, 0, 0, 0, d.coin(), d.between(0, 3), false};
     for (index_t* b : {&s.mba, &s.nba, &s.mbb, &s.nbb, &s.mbc, &s.nbc}) *b = d.between(1, 8);

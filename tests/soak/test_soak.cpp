@@ -60,7 +60,7 @@ namespace {
 
 struct Held {
     Handles cala;
-    std::int64_t workspace, mpi_comms, mpi_types;
+    std::int64_t workspace = 0, mpi_comms = 0, mpi_types = 0;
     bool operator==(const Held&) const = default;
 };
 
@@ -124,10 +124,10 @@ TEST_CASE("soak: random calls on random grids match the reference and the model,
         CHECK(soak::world_all(live_handles().requests == h0.cala.requests && in == out));
     }
     const Held base = held();
-    CHECK(soak::world_all(base == h0));
+    CHECK(soak::world_all(base == h0 && base == Held{}));  // nothing held at the start: "back to zero"
 
     std::map<std::string, int> per_kind;
-    std::set<std::string> grids;
+    std::set<std::string> grids, gemm_forms;  // gemm_forms: "gemm C NT", "gemm3d B CN", ... (on rank 0)
     for (std::int64_t i = from; i < calls; ++i) {
         const std::string repro = std::string("reproduce: ") + (whole ? "CALA_SOAK_GRID=world " : "") +
                                   "CALA_SOAK_SEED=" + std::to_string(seed) + " CALA_SOAK_FROM=" + std::to_string(i) +
@@ -146,7 +146,9 @@ TEST_CASE("soak: random calls on random grids match the reference and the model,
             INFO("call: " << what);
             if (sg.member()) {
                 try {
-                    what += ": " + run_typed(type, kind, d, sg, cs);
+                    const std::string call = run_typed(type, kind, d, sg, cs);
+                    what += ": " + call;
+                    if (kind == Gemm || kind == Gemm3d) gemm_forms.insert(call.substr(0, call.find(" m=")));
                 } catch (const std::exception& e) {
                     FAIL_CHECK("threw: " << e.what());
                 }
@@ -170,8 +172,10 @@ TEST_CASE("soak: random calls on random grids match the reference and the model,
     }
     std::string kinds;
     for (const auto& [k, c] : per_kind) kinds += " " + k + "=" + std::to_string(c);
-    MESSAGE("soak seed ", seed, ": ", calls - from, " calls on ", grids.size(), " distinct grids;", kinds);
+    MESSAGE("soak seed ", seed, ": ", calls - from, " calls on ", grids.size(), " distinct grids;", kinds, "; ",
+            gemm_forms.size(), " gemm variant x op forms");
     if (world.rank() == 0)
-        std::fprintf(stderr, "soak: %lld calls on %zu distinct grids (p x q, order, subset size):%s\n",
-                     static_cast<long long>(calls - from), grids.size(), kinds.c_str());
+        std::fprintf(stderr, "soak: %lld calls on %zu distinct grids (p x q, order, subset size):%s; %zu gemm "
+                     "variant x op forms (of 63: 2D C/A/B/auto, 3D C/A/B, times 9 op pairs)\n",
+                     static_cast<long long>(calls - from), grids.size(), kinds.c_str(), gemm_forms.size());
 }
