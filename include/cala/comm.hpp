@@ -44,11 +44,21 @@ struct Traffic {
 Traffic traffic() noexcept;
 void reset_traffic() noexcept;
 
+/// MPI handles cala created on this rank and has not released yet: communicators it owns
+/// (Comm::adopt, dup, split; freed with the last owner), pending requests (Request objects not
+/// yet completed) and derived datatypes. Zero once every cala object is gone and no cache
+/// holds one; a leak test compares these before and after a run.
+struct Handles {
+    std::int64_t comms = 0, requests = 0, datatypes = 0;
+    friend bool operator==(const Handles&, const Handles&) = default;
+};
+Handles live_handles() noexcept;
+
 /// A pending non-blocking operation. Move-only; the destructor waits (and never throws).
 class Request {
 public:
     Request() = default;
-    explicit Request(MPI_Request r) : r_(r) {}
+    explicit Request(MPI_Request r);
     Request(Request&& o) noexcept : r_(o.r_) { o.r_ = MPI_REQUEST_NULL; }
     Request& operator=(Request&& o) noexcept;
     Request(const Request&) = delete;

@@ -12,9 +12,19 @@ namespace cala {
 
 // ---- Request ----------------------------------------------------------------------------
 
+// Every non-null MPI_Request a Request holds is counted live (cala::live_handles) until MPI
+// completes it (MPI_Wait, or an MPI_Test that reports completion, sets it to MPI_REQUEST_NULL).
+
+Request::Request(MPI_Request r) : r_(r) {
+    if (r_ != MPI_REQUEST_NULL) detail::count_request(+1);
+}
+
 Request& Request::operator=(Request&& o) noexcept {
     if (this != &o) {
-        if (r_ != MPI_REQUEST_NULL) MPI_Wait(&r_, MPI_STATUS_IGNORE);
+        if (r_ != MPI_REQUEST_NULL) {
+            MPI_Wait(&r_, MPI_STATUS_IGNORE);
+            detail::count_request(-1);
+        }
         r_ = std::exchange(o.r_, MPI_REQUEST_NULL);
     }
     return *this;
@@ -22,17 +32,23 @@ Request& Request::operator=(Request&& o) noexcept {
 
 Request::~Request() {
     // A buffer may still be in use by MPI: finish the operation, never throw.
-    if (r_ != MPI_REQUEST_NULL) MPI_Wait(&r_, MPI_STATUS_IGNORE);
+    if (r_ != MPI_REQUEST_NULL) {
+        MPI_Wait(&r_, MPI_STATUS_IGNORE);
+        detail::count_request(-1);
+    }
 }
 
 void Request::wait() {
-    if (r_ != MPI_REQUEST_NULL) CALA_CHECK_MPI(MPI_Wait(&r_, MPI_STATUS_IGNORE));
+    if (r_ == MPI_REQUEST_NULL) return;
+    CALA_CHECK_MPI(MPI_Wait(&r_, MPI_STATUS_IGNORE));
+    detail::count_request(-1);
 }
 
 bool Request::test() {
     if (r_ == MPI_REQUEST_NULL) return true;
     int flag = 0;
     CALA_CHECK_MPI(MPI_Test(&r_, &flag, MPI_STATUS_IGNORE));
+    if (flag != 0) detail::count_request(-1);
     return flag != 0;
 }
 
@@ -50,6 +66,7 @@ Comm::Comm(MPI_Comm c, bool owned) : comm_(c), owned_(owned) {
     if (c != MPI_COMM_NULL) {
         CALA_CHECK_MPI(MPI_Comm_rank(c, &rank_));
         CALA_CHECK_MPI(MPI_Comm_size(c, &size_));
+        if (owned) detail::count_comm(+1);  // live until release()
     }
 }
 
@@ -76,7 +93,10 @@ Comm::~Comm() { release(); }
 void Comm::release() noexcept {
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (owned_ && comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm_);
+    if (owned_ && comm_ != MPI_COMM_NULL) {
+        if (!finalized) MPI_Comm_free(&comm_);
+        detail::count_comm(-1);
+    }
     comm_ = MPI_COMM_NULL;
     owned_ = false;
 }

@@ -5,6 +5,7 @@ namespace cala {
 
 namespace {
 Traffic g_traffic;
+Handles g_handles;
 }
 
 Traffic& Traffic::operator+=(const Traffic& o) noexcept {
@@ -31,6 +32,7 @@ Traffic operator-(Traffic a, const Traffic& b) noexcept {
 
 Traffic traffic() noexcept { return g_traffic; }
 void reset_traffic() noexcept { g_traffic = {}; }
+Handles live_handles() noexcept { return g_handles; }
 
 namespace detail {
 
@@ -49,6 +51,10 @@ void count_recv(std::int64_t words, std::int64_t bytes) noexcept {
 }
 
 void count_control() noexcept { g_traffic.control_msgs += 1; }
+
+void count_comm(int delta) noexcept { g_handles.comms += delta; }
+void count_request(int delta) noexcept { g_handles.requests += delta; }
+void count_datatype(int delta) noexcept { g_handles.datatypes += delta; }
 
 }  // namespace detail
 }  // namespace cala

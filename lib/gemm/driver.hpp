@@ -20,5 +20,8 @@ std::uint64_t gemm_fingerprint(Op op_a, Op op_b, T alpha, const MatrixRef<T>& a,
                                const MatrixRef<T>& c, const GemmOptions& o);
 /// The p x q x c grid over the ranks of `user` (made once per shape and communicator).
 const Grid3D& grid3d_for(const Grid2D& user, Shape3 g);
+/// Drops every grid grid3d_for made (their communicators are freed with the last holder: a
+/// Gemm3D keeps its own copy). Every rank calls it at the same point; no algorithm may be running.
+void release_grid3d_cache() noexcept;
 
 }  // namespace cala::detail

@@ -90,15 +90,24 @@ MatrixRef<T> materialize(const detail::Operand& x, const MatrixRef<T>& user, det
 
 namespace detail {
 
+namespace {
+
+struct Grid3DEntry {
+    Comm source;  // a duplicate of the user's communicator, to recognize it later
+    Grid3D grid;
+};
+
+std::map<std::tuple<int, int, int>, std::vector<Grid3DEntry>>& grid3d_cache() {
+    static std::map<std::tuple<int, int, int>, std::vector<Grid3DEntry>> cache;
+    return cache;
+}
+
+}  // namespace
+
 // The 3D grid of a given shape over the ranks of a user's grid, made once per shape: building
 // one costs several communicator duplications and splits.
 const Grid3D& grid3d_for(const Grid2D& user, detail::Shape3 g) {
-    struct Entry {
-        Comm source;  // a duplicate of the user's communicator, to recognize it later
-        Grid3D grid;
-    };
-    static std::map<std::tuple<int, int, int>, std::vector<Entry>> cache;
-    auto& entries = cache[{g.p, g.q, g.c}];
+    auto& entries = grid3d_cache()[{g.p, g.q, g.c}];
     for (const auto& e : entries) {
         int result = MPI_UNEQUAL;
         CALA_CHECK_MPI(MPI_Comm_compare(e.source.get(), user.comm().get(), &result));
@@ -109,6 +118,8 @@ const Grid3D& grid3d_for(const Grid2D& user, detail::Shape3 g) {
     entries.push_back({std::move(source), std::move(grid)});
     return entries.back().grid;
 }
+
+void release_grid3d_cache() noexcept { grid3d_cache().clear(); }
 
 }  // namespace detail
 

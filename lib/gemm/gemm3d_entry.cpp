@@ -17,7 +17,7 @@ struct Gemm3D<T>::State {
     BlockCyclic la, lb, lc;
     GemmPlanInfo info;
     detail::Plan3D plan;
-    const Grid3D* g3;
+    Grid3D g3;  // a copy: shares the communicators of the cached grid, valid however the cache changes
     detail::Layered<T> ops;
 };
 
@@ -42,9 +42,9 @@ Gemm3D<T>::Gemm3D(Op op_a, Op op_b, const MatrixRef<T>& a, const MatrixRef<T>& b
                                        sizeof(T), is_complex_v<T>, true);
     s_ = std::make_unique<State>(State{op_a, op_b, c.grid(), a.layout(), b.layout(), c.layout(), d.info,
                                        detail::plan_gemm_3d(op_a, op_b, c.m(), c.n(), k, d.variant, d.g, d.nb, opts),
-                                       &detail::grid3d_for(c.grid(), d.g), {}});
-    s_->ops.bring_a(s_->plan, *s_->g3, a);
-    s_->ops.bring_b(s_->plan, *s_->g3, b);
+                                       detail::grid3d_for(c.grid(), d.g), {}});
+    s_->ops.bring_a(s_->plan, s_->g3, a);
+    s_->ops.bring_b(s_->plan, s_->g3, b);
 }
 
 template <class T> Gemm3D<T>::~Gemm3D() = default;
@@ -54,19 +54,19 @@ template <class T> Gemm3D<T>& Gemm3D<T>::operator=(Gemm3D&&) noexcept = default;
 template <class T>
 void Gemm3D<T>::set_a(const MatrixRef<T>& a) {
     check_same_layout("A", a, s_->la, s_->grid);
-    s_->ops.bring_a(s_->plan, *s_->g3, a);
+    s_->ops.bring_a(s_->plan, s_->g3, a);
 }
 
 template <class T>
 void Gemm3D<T>::set_b(const MatrixRef<T>& b) {
     check_same_layout("B", b, s_->lb, s_->grid);
-    s_->ops.bring_b(s_->plan, *s_->g3, b);
+    s_->ops.bring_b(s_->plan, s_->g3, b);
 }
 
 template <class T>
 void Gemm3D<T>::multiply(T alpha, T beta, const MatrixRef<T>& c) {
     check_same_layout("C", c, s_->lc, s_->grid);
-    s_->ops.multiply(s_->plan, *s_->g3, alpha, beta, c, false);
+    s_->ops.multiply(s_->plan, s_->g3, alpha, beta, c, false);
 }
 
 template <class T>
