@@ -117,10 +117,11 @@ void potrf_rows(const ModelSpec& spec, int nranks, std::vector<ModelRow>& out) {
         ModelRow row{.family = "potrf", .algorithm = name, .plan = plan, .ranks = nranks, .p = pp, .q = qq, .c = hh};
         fill_maxima(row, ranks,
                     [&](int r) { return potrf_cost(Uplo::Lower, l, GridOrder::RowMajor, o, r, 8, false); }, held);
-        const double P = nranks, M = row.memory_words;
-        row.bound_mem = double(n) * double(n) * double(n) / (3.0 * P * std::sqrt(M)) - M;
-        row.bound = std::max(*row.bound_mem, 0.0);
-        row.bound_name = "memory-dependent";
+        const double F = double(n) * double(n) * double(n) / (6.0 * nranks), M = row.memory_words;
+        row.bound_mem = 2.0 * F / std::sqrt(M) - M;
+        row.bound_indep = std::pow(F, 2.0 / 3.0) - row.held_words;
+        row.bound = std::max({*row.bound_mem, *row.bound_indep, 0.0});
+        row.bound_name = *row.bound_mem >= *row.bound_indep ? "memory-dependent" : "memory-independent";
         out.push_back(row);
     };
     add("2d", {.variant = CholeskyVariant::TwoD}, p, q, 1, "2D " + grid_name(p, q, 1) + " nb=" + std::to_string(nb));

@@ -15,7 +15,11 @@
 //     M = 3n²/P (what a 2D algorithm has): 2n²/sqrt(3P) − 3n²/P. Printed for every GEMM row,
 //     binding only the rows that use no more memory than that;
 //   Cholesky, memory-dependent (Kwasniewski et al. SC'21, the thesis' reference [82]):
-//     n³/(3·P·sqrt(M)) − M; with M = c·n²/P this is n²/(3·sqrt(cP)) − c·n²/P.
+//     n³/(3·P·sqrt(M)) − M (2F/sqrt(M) − M, F = n³/(6P)); with M = c·n²/P this is
+//     n²/(3·sqrt(cP)) − c·n²/P;
+//   Cholesky, memory-independent: F^(2/3) − H. The update L(i,j) −= L(i,k)·L(j,k) touches three
+//     elements of the one matrix L, so Loomis-Whitney gives only that the largest of the three
+//     projections, hence the elements the rank touches, number at least F^(2/3).
 // A bound holds for the rank with at least the average share of the work, so the busiest
 // rank's words can be compared with it; M and H are maxima over ranks, which keeps the bounds
 // valid (both decrease as M and H grow).

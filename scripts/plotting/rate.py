@@ -45,17 +45,20 @@ def draw(lines, out_title=None):
             variant = j.get("variant", "")
             if bench == "potrf" and j.get("panel"):
                 variant += f" panel {j['panel']}"
-            series[("cala", f"cala {variant}, {setup}")][x].append(j["gflops"])
+            series[("cala", setup, f"cala {variant}, {setup}")][x].append(j["gflops"])
             if j.get("scalapack_gflops") is not None:
-                series[("scalapack", f"ScaLAPACK, {setup}")][x].append(j["scalapack_gflops"])
+                series[("scalapack", setup, f"ScaLAPACK, {setup}")][x].append(j["scalapack_gflops"])
             ref, name = _reference(j)
             if ref:
-                series[("reference", f"{name}, {setup}")][x].append(ref)
-        style = {"cala": dict(marker="o", ls="-"), "scalapack": dict(marker="s", ls="--"),
-                 "reference": dict(marker="", ls=":", color="0.35")}
-        for (kind, label), pts in sorted(series.items()):
+                series[("reference", setup, f"{name}, {setup}")][x].append(ref)
+        # One colour per grid and thread count; the line style says whose rate it is.
+        setups = sorted({s for _, s, _ in series})
+        colour = {s: plt.get_cmap("tab10")(i % 10) for i, s in enumerate(setups)}
+        style = {"cala": dict(marker="o", ls="-"), "scalapack": dict(marker="s", ls="--", mfc="none"),
+                 "reference": dict(marker="_", ms=16, mew=2, ls=":")}
+        for (kind, setup, label), pts in sorted(series.items()):
             xs = sorted(pts)
-            ax.plot(xs, [median(pts[x]) for x in xs], label=label, **style[kind])
+            ax.plot(xs, [median(pts[x]) for x in xs], label=label, color=colour[setup], **style[kind])
         ax.set_xscale("log", base=2)
         ax.set_xlabel("n" if bench == "potrf" else "n (m = n = k)")
         ax.set_ylabel("GFLOP/s (best of the runs)")
