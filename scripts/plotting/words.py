@@ -11,12 +11,17 @@ _MEASURED = {"gemm": "words_max", "potrf": "words_max"}
 
 
 def _bound_lines(ax, rows):
-    """The bounds that do not depend on the algorithm: memory-independent and the 2D one."""
+    """The bounds every algorithm of the family is held to: the memory-independent one (it
+    depends only on P and the data a rank holds), and for GEMM the memory-dependent one at the
+    memory of a 2D algorithm."""
     for key, label, style in (("bound_indep_words", "lower bound, memory-independent", "k--"),
                               ("bound_2d_words", "lower bound at 2D memory (3n²/P)", "k:")):
-        pts = sorted({(r["ranks"], r[key]) for r in rows if r.get(key) is not None and r[key] > 0})
+        pts = {}
+        for r in rows:
+            if r.get(key) is not None and r[key] > 0:
+                pts[r["ranks"]] = min(pts.get(r["ranks"], r[key]), r[key])
         if pts:
-            ax.plot([p for p, _ in pts], [w for _, w in pts], style, label=label, lw=1.2)
+            ax.plot(sorted(pts), [pts[p] for p in sorted(pts)], style, label=label, lw=1.2)
 
 
 def draw(lines, out_title=None):
@@ -35,14 +40,8 @@ def draw(lines, out_title=None):
             rs.sort(key=lambda r: r["ranks"])
             pts = [(r["ranks"], r["words_max"]) for r in rs if r["words_max"] > 0]
             if pts:
-                line, = ax.plot(*zip(*pts), marker=".", label=f"model: {alg}")
-                bpts = [(r["ranks"], r["bound_words"]) for r in rs
-                        if r.get("bound_name") == "memory-dependent" and (r.get("bound_words") or 0) > 0]
-                if fam == "potrf" and bpts:
-                    ax.plot(*zip(*bpts), ls="--", color=line.get_color(), lw=0.9,
-                            label=f"lower bound at {alg}'s memory")
-        if fam == "gemm":
-            _bound_lines(ax, rows)
+                ax.plot(*zip(*pts), marker=".", label=f"model: {alg}")
+        _bound_lines(ax, rows)
         measured = defaultdict(list)
         for j in of_bench(lines, fam):
             if j.get("n") == n and j.get(_MEASURED[fam]) and j.get("ranks", 1) > 1:
