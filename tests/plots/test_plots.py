@@ -8,6 +8,7 @@ labels the picture must carry), and an input with nothing to draw is an error.
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -105,9 +106,10 @@ def main():
     if r.returncode == 0 or "no cala-bench mw line" not in r.stderr:
         failures.append(f"no data: exit {r.returncode}, stderr {r.stderr!r}")
     if failures:
-        print("FAILED:\n  " + "\n  ".join(failures))
+        print("FAILED:\n  " + "\n  ".join(failures) + f"\n(pictures kept in {out})")
         return 1
-    print(f"plots: {len(cases)} kinds, stdin, all and the no-data error checked (pictures in {out})")
+    shutil.rmtree(out)
+    print(f"plots: {len(cases)} kinds, stdin, all and the no-data error checked")
     return 0
 
 
