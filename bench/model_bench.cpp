@@ -17,9 +17,8 @@
 
 #include <iostream>
 #include <memory>
-#include <optional>
-
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "commands.hpp"
 #include "model_table.hpp"
@@ -38,17 +37,30 @@ void run(const ModelSpec& spec) {
     if (rank != 0) return;
     for (const ModelRow& r : model_rows(spec)) {
         nlohmann::ordered_json j = {
-            {"bench", "model"}, {"family", r.family}, {"algorithm", r.algorithm}, {"plan", r.plan},
-            {"n", spec.n}, {"nb", spec.nb}, {"ranks", r.ranks},
-            {"grid", std::to_string(r.p) + "x" + std::to_string(r.q) + "x" + std::to_string(r.c)}, {"c", r.c},
+            {"bench", "model"},
+            {"family", r.family},
+            {"algorithm", r.algorithm},
+            {"plan", r.plan},
+            {"n", spec.n},
+            {"nb", spec.nb},
+            {"ranks", r.ranks},
+            {"grid", std::to_string(r.p) + "x" + std::to_string(r.q) + "x" + std::to_string(r.c)},
+            {"c", r.c},
             {"probed_ranks", r.probed_ranks},
-            {"words_max", r.words}, {"words_recv_max", r.words_recv}, {"msgs_max", r.msgs},
-            {"held_words_max", r.held_words}, {"extra_bytes_max", r.extra_bytes},
-            {"memory_words_max", r.memory_words}, {"memory_bytes_max", r.memory_words * 8.0},
-            {"bound_words", opt(r.bound)}, {"bound_name", r.bound ? r.bound_name : ""},
-            {"bound_mem_words", opt(r.bound_mem)}, {"bound_indep_words", opt(r.bound_indep)},
+            {"words_max", r.words},
+            {"words_recv_max", r.words_recv},
+            {"msgs_max", r.msgs},
+            {"held_words_max", r.held_words},
+            {"extra_bytes_max", r.extra_bytes},
+            {"memory_words_max", r.memory_words},
+            {"memory_bytes_max", r.memory_words * 8.0},
+            {"bound_words", opt(r.bound)},
+            {"bound_name", r.bound ? r.bound_name : ""},
+            {"bound_mem_words", opt(r.bound_mem)},
+            {"bound_indep_words", opt(r.bound_indep)},
             {"bound_2d_words", opt(r.bound_2d)},
-            {"words_over_bound", r.bound && *r.bound > 0 ? nlohmann::ordered_json(r.words / *r.bound) : nullptr},
+            {"words_over_bound",
+             r.bound && *r.bound > 0 ? nlohmann::ordered_json(r.words / *r.bound) : nullptr},
         };
         std::cout << j.dump() << std::endl;
     }
@@ -58,17 +70,29 @@ void run(const ModelSpec& spec) {
 
 void add_model_command(CLI::App& app) {
     auto spec = std::make_shared<ModelSpec>();
-    auto* cmd = app.add_subcommand("model", "per-rank words and memory of every modelled algorithm vs the lower bounds, P up to 16384");
-    cmd->add_option("--n", spec->n, "order of the square problem")->check(CLI::PositiveNumber)->capture_default_str();
-    cmd->add_option("--nb", spec->nb, "block size of the user's layouts")->check(CLI::PositiveNumber)->capture_default_str();
+    auto* cmd = app.add_subcommand(
+        "model",
+        "per-rank words and memory of every modelled algorithm vs the lower bounds, P up to 16384");
+    cmd->add_option("--n", spec->n, "order of the square problem")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    cmd->add_option("--nb", spec->nb, "block size of the user's layouts")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
     cmd->add_option("--p-max", spec->p_max, "largest P (P = 1, 2, 4, ...)")
-        ->check(CLI::Range(1, 1 << 20))->capture_default_str();
-    cmd->add_option("--exact-up-to", spec->exact_up_to, "every rank's cost up to this P, a sample above")
-        ->check(CLI::NonNegativeNumber)->capture_default_str();
+        ->check(CLI::Range(1, 1 << 20))
+        ->capture_default_str();
+    cmd->add_option("--exact-up-to", spec->exact_up_to,
+                    "every rank's cost up to this P, a sample above")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
     cmd->add_option("--probes", spec->probes, "ranks sampled above --exact-up-to")
-        ->check(CLI::Range(2, 1 << 20))->capture_default_str();
+        ->check(CLI::Range(2, 1 << 20))
+        ->capture_default_str();
     cmd->add_option("--families", spec->families, "gemm, potrf, trsm (comma-separated)")
-        ->delimiter(',')->check(CLI::IsMember({"gemm", "potrf", "trsm"}))->capture_default_str();
+        ->delimiter(',')
+        ->check(CLI::IsMember({"gemm", "potrf", "trsm"}))
+        ->capture_default_str();
     cmd->callback([spec] { run(*spec); });
 }
 

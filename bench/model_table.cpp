@@ -25,7 +25,8 @@ std::vector<int> probe_ranks(int nranks, const ModelSpec& spec) {
         return out;
     }
     const int s = std::max(2, spec.probes);
-    for (int x = 0; x < s; ++x) out.push_back(static_cast<int>(std::int64_t(x) * (nranks - 1) / (s - 1)));
+    for (int x = 0; x < s; ++x)
+        out.push_back(static_cast<int>(std::int64_t(x) * (nranks - 1) / (s - 1)));
     out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;
 }
@@ -76,11 +77,24 @@ void gemm_rows(const ModelSpec& spec, int nranks, std::vector<ModelRow>& out) {
     const index_t n = spec.n, nb = spec.nb;
     const BlockCyclic l(n, n, nb, nb, p, q);
     const std::vector<int> ranks = probe_ranks(nranks, spec);
-    auto held = [&](int r) { return 3.0 * double(l.rows.local_size(r / q)) * double(l.cols.local_size(r % q)); };
-    auto add = [&](const std::string& name, const GemmOptions& o, int pp, int qq, int cc, const std::string& plan) {
-        ModelRow row{.family = "gemm", .algorithm = name, .plan = plan, .ranks = nranks, .p = pp, .q = qq, .c = cc};
-        fill_maxima(row, ranks,
-                    [&](int r) { return gemm_cost(Op::N, Op::N, l, l, l, o, GridOrder::RowMajor, r, 8, false); }, held);
+    auto held = [&](int r) {
+        return 3.0 * double(l.rows.local_size(r / q)) * double(l.cols.local_size(r % q));
+    };
+    auto add = [&](const std::string& name, const GemmOptions& o, int pp, int qq, int cc,
+                   const std::string& plan) {
+        ModelRow row{.family = "gemm",
+                     .algorithm = name,
+                     .plan = plan,
+                     .ranks = nranks,
+                     .p = pp,
+                     .q = qq,
+                     .c = cc};
+        fill_maxima(
+            row, ranks,
+            [&](int r) {
+                return gemm_cost(Op::N, Op::N, l, l, l, o, GridOrder::RowMajor, r, 8, false);
+            },
+            held);
         gemm_bounds(row, double(n));
         out.push_back(row);
     };
@@ -96,7 +110,8 @@ void gemm_rows(const ModelSpec& spec, int nranks, std::vector<ModelRow>& out) {
         if (c < 2 || nranks < 2 * c) continue;
         const auto [p3, q3] = Grid2D::squarest(nranks / c);
         const GemmOptions o{.grid3d = {p3, q3, c}};
-        const GemmPlanInfo info = plan_gemm(Op::N, Op::N, l, l, l, GridOrder::RowMajor, o, 8, false);
+        const GemmPlanInfo info =
+            plan_gemm(Op::N, Op::N, l, l, l, GridOrder::RowMajor, o, 8, false);
         add(i == 0 ? "summa2.5d-c4" : "summa3d", o, p3, q3, c, info.describe());
     }
     // The planner's own choice, then its exact cost (the choice forced, so that every rank's
@@ -112,25 +127,39 @@ void potrf_rows(const ModelSpec& spec, int nranks, std::vector<ModelRow>& out) {
     const index_t n = spec.n, nb = spec.nb;
     const BlockCyclic l(n, n, nb, nb, p, q);
     const std::vector<int> ranks = probe_ranks(nranks, spec);
-    auto held = [&](int r) { return double(l.rows.local_size(r / q)) * double(l.cols.local_size(r % q)); };
-    auto add = [&](const std::string& name, const CholeskyOptions& o, int pp, int qq, int hh, const std::string& plan) {
-        ModelRow row{.family = "potrf", .algorithm = name, .plan = plan, .ranks = nranks, .p = pp, .q = qq, .c = hh};
-        fill_maxima(row, ranks,
-                    [&](int r) { return potrf_cost(Uplo::Lower, l, GridOrder::RowMajor, o, r, 8, false); }, held);
+    auto held = [&](int r) {
+        return double(l.rows.local_size(r / q)) * double(l.cols.local_size(r % q));
+    };
+    auto add = [&](const std::string& name, const CholeskyOptions& o, int pp, int qq, int hh,
+                   const std::string& plan) {
+        ModelRow row{.family = "potrf",
+                     .algorithm = name,
+                     .plan = plan,
+                     .ranks = nranks,
+                     .p = pp,
+                     .q = qq,
+                     .c = hh};
+        fill_maxima(
+            row, ranks,
+            [&](int r) { return potrf_cost(Uplo::Lower, l, GridOrder::RowMajor, o, r, 8, false); },
+            held);
         const double F = double(n) * double(n) * double(n) / (6.0 * nranks), M = row.memory_words;
         row.bound_mem = 2.0 * F / std::sqrt(M) - M;
         row.bound_indep = std::pow(F, 2.0 / 3.0) - row.held_words;
         row.bound = std::max({*row.bound_mem, *row.bound_indep, 0.0});
-        row.bound_name = *row.bound_mem >= *row.bound_indep ? "memory-dependent" : "memory-independent";
+        row.bound_name =
+            *row.bound_mem >= *row.bound_indep ? "memory-dependent" : "memory-independent";
         out.push_back(row);
     };
-    add("2d", {.variant = CholeskyVariant::TwoD}, p, q, 1, "2D " + grid_name(p, q, 1) + " nb=" + std::to_string(nb));
+    add("2d", {.variant = CholeskyVariant::TwoD}, p, q, 1,
+        "2D " + grid_name(p, q, 1) + " nb=" + std::to_string(nb));
     const int h = cube_layers(nranks);
     if (h >= 2) {
         const auto [p3, q3] = Grid2D::squarest(nranks / h);
         for (CholeskyVariant v : {CholeskyVariant::Repl, CholeskyVariant::ReplPart}) {
             const CholeskyOptions o{.variant = v, .grid3d = {p3, q3, h}};
-            const CholeskyPlanInfo info = plan_potrf(Uplo::Lower, l, GridOrder::RowMajor, o, 8, false);
+            const CholeskyPlanInfo info =
+                plan_potrf(Uplo::Lower, l, GridOrder::RowMajor, o, 8, false);
             add(v == CholeskyVariant::Repl ? "repl" : "replpart", o, p3, q3, h, info.describe());
         }
     }
@@ -144,12 +173,19 @@ void trsm_rows(const ModelSpec& spec, int nranks, std::vector<ModelRow>& out) {
     const auto [p, q] = Grid2D::squarest(nranks);
     const index_t n = spec.n, nb = spec.nb;
     const BlockCyclic l(n, n, nb, nb, p, q);
-    ModelRow row{.family = "trsm", .algorithm = "2d", .plan = "L, op N, n right-hand sides, " + grid_name(p, q, 1),
-                 .ranks = nranks, .p = p, .q = q, .c = 1};
+    ModelRow row{.family = "trsm",
+                 .algorithm = "2d",
+                 .plan = "L, op N, n right-hand sides, " + grid_name(p, q, 1),
+                 .ranks = nranks,
+                 .p = p,
+                 .q = q,
+                 .c = 1};
     fill_maxima(
         row, probe_ranks(nranks, spec),
         [&](int r) { return trsm_cost(Uplo::Lower, Op::N, l, l, {}, r / q, r % q, 8, false); },
-        [&](int r) { return 2.0 * double(l.rows.local_size(r / q)) * double(l.cols.local_size(r % q)); });
+        [&](int r) {
+            return 2.0 * double(l.rows.local_size(r / q)) * double(l.cols.local_size(r % q));
+        });
     out.push_back(row);
 }
 

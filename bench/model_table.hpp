@@ -33,10 +33,10 @@
 namespace cala::bench {
 
 struct ModelSpec {
-    index_t n = 32768;    ///< order of the square problem (GEMM m = n = k; Cholesky, trsm n x n)
-    index_t nb = 256;     ///< block size of the user's layouts on the squarest 2D grid
-    int p_max = 16384;    ///< P = 1, 2, 4, ... up to this
-    int exact_up_to = 64; ///< every rank's cost for P up to this; a sample of `probes` above
+    index_t n = 32768;     ///< order of the square problem (GEMM m = n = k; Cholesky, trsm n x n)
+    index_t nb = 256;      ///< block size of the user's layouts on the squarest 2D grid
+    int p_max = 16384;     ///< P = 1, 2, 4, ... up to this
+    int exact_up_to = 64;  ///< every rank's cost for P up to this; a sample of `probes` above
     int probes = 64;
     std::vector<std::string> families{"gemm", "potrf", "trsm"};
 };
@@ -44,8 +44,9 @@ struct ModelSpec {
 struct ModelRow {
     std::string family;     ///< gemm, potrf, trsm
     std::string algorithm;  ///< e.g. summa2d-C, summa3d, planner, 2d, repl, replpart
-    std::string plan;       ///< what ran: grid, variant, block (the library's describe() for planner rows)
-    int ranks = 0;          ///< P
+    std::string
+        plan;       ///< what ran: grid, variant, block (the library's describe() for planner rows)
+    int ranks = 0;  ///< P
     int p = 1, q = 1, c = 1;
     int probed_ranks = 0;   ///< ranks whose exact cost the maxima are over
     double words = 0;       ///< max over probed ranks, sent + received

@@ -6,6 +6,10 @@
 #
 #   consumer_test.sh BUILD_DIR PREFIX LIBDIR SOURCE_DIR
 set -euo pipefail
+if ! command -v cmake >/dev/null; then
+  echo "SKIP: cmake is not installed (scripts/setup installs it)"
+  exit 77  # meson: SKIP, not a pass
+fi
 build=$1 prefix=$2 libdir=$3 src=$4
 here=$src/tests/packaging
 stage=$(mktemp -d /tmp/cala_packaging.XXXXXX)

@@ -18,15 +18,18 @@ int main(int argc, char** argv) {
     {
         const cala::index_t m = 300, n = 200, k = 170, nb = 32;
         const cala::Grid2D grid(cala::Comm::borrow(MPI_COMM_WORLD));
-        cala::DistMatrix<double> a(grid, m, k, nb, nb), b(grid, k, n, nb, nb), c(grid, m, n, nb, nb);
+        cala::DistMatrix<double> a(grid, m, k, nb, nb), b(grid, k, n, nb, nb),
+            c(grid, m, n, nb, nb);
         const auto& la = a.layout();
         const auto& lb = b.layout();
         const auto& lc = c.layout();
         for (cala::index_t j = 0; j < a.n_loc(); ++j)
             for (cala::index_t i = 0; i < a.m_loc(); ++i)
-                a.local(i, j) = double(la.rows.to_global(i, grid.row()) + 1) * double(la.cols.to_global(j, grid.col()) % 3 + 1);
+                a.local(i, j) = double(la.rows.to_global(i, grid.row()) + 1) *
+                                double(la.cols.to_global(j, grid.col()) % 3 + 1);
         for (cala::index_t j = 0; j < b.n_loc(); ++j)
-            for (cala::index_t i = 0; i < b.m_loc(); ++i) b.local(i, j) = double(lb.cols.to_global(j, grid.col()) % 5 + 1);
+            for (cala::index_t i = 0; i < b.m_loc(); ++i)
+                b.local(i, j) = double(lb.cols.to_global(j, grid.col()) % 5 + 1);
 
         cala::gemm(cala::Op::N, cala::Op::N, 1.0, a.view(), b.view(), 0.0, c.view());
 
@@ -41,8 +44,8 @@ int main(int argc, char** argv) {
         MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         ranks = grid.comm().size();
         if (grid.comm().rank() == 0)
-            std::printf("cala consumer: %s on %d ranks (%dx%d), %d wrong elements\n", bad ? "FAILED" : "ok", ranks,
-                        grid.p(), grid.q(), bad);
+            std::printf("cala consumer: %s on %d ranks (%dx%d), %d wrong elements\n",
+                        bad ? "FAILED" : "ok", ranks, grid.p(), grid.q(), bad);
     }
     MPI_Finalize();
     return bad == 0 ? 0 : 1;
