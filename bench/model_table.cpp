@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <sstream>
+#include <utility>
 
 #include "cala/cholesky.hpp"
 #include "cala/grid.hpp"
@@ -47,6 +48,15 @@ void fill_maxima(ModelRow& row, const std::vector<int>& ranks, const std::functi
     }
 }
 
+ModelRow make_row(std::string family, std::string algorithm, std::string plan, int nranks, int p,
+                  int q, int c) {
+    ModelRow row;
+    row.family = std::move(family), row.algorithm = std::move(algorithm),
+    row.plan = std::move(plan);
+    row.ranks = nranks, row.p = p, row.q = q, row.c = c;
+    return row;
+}
+
 std::string grid_name(int p, int q, int c) {
     return std::to_string(p) + "x" + std::to_string(q) + "x" + std::to_string(c);
 }
@@ -82,13 +92,7 @@ void gemm_rows(const ModelSpec& spec, int nranks, std::vector<ModelRow>& out) {
     };
     auto add = [&](const std::string& name, const GemmOptions& o, int pp, int qq, int cc,
                    const std::string& plan) {
-        ModelRow row{.family = "gemm",
-                     .algorithm = name,
-                     .plan = plan,
-                     .ranks = nranks,
-                     .p = pp,
-                     .q = qq,
-                     .c = cc};
+        ModelRow row = make_row("gemm", name, plan, nranks, pp, qq, cc);
         fill_maxima(
             row, ranks,
             [&](int r) {
@@ -132,13 +136,7 @@ void potrf_rows(const ModelSpec& spec, int nranks, std::vector<ModelRow>& out) {
     };
     auto add = [&](const std::string& name, const CholeskyOptions& o, int pp, int qq, int hh,
                    const std::string& plan) {
-        ModelRow row{.family = "potrf",
-                     .algorithm = name,
-                     .plan = plan,
-                     .ranks = nranks,
-                     .p = pp,
-                     .q = qq,
-                     .c = hh};
+        ModelRow row = make_row("potrf", name, plan, nranks, pp, qq, hh);
         fill_maxima(
             row, ranks,
             [&](int r) { return potrf_cost(Uplo::Lower, l, GridOrder::RowMajor, o, r, 8, false); },
@@ -173,13 +171,8 @@ void trsm_rows(const ModelSpec& spec, int nranks, std::vector<ModelRow>& out) {
     const auto [p, q] = Grid2D::squarest(nranks);
     const index_t n = spec.n, nb = spec.nb;
     const BlockCyclic l(n, n, nb, nb, p, q);
-    ModelRow row{.family = "trsm",
-                 .algorithm = "2d",
-                 .plan = "L, op N, n right-hand sides, " + grid_name(p, q, 1),
-                 .ranks = nranks,
-                 .p = p,
-                 .q = q,
-                 .c = 1};
+    ModelRow row = make_row("trsm", "2d", "L, op N, n right-hand sides, " + grid_name(p, q, 1),
+                            nranks, p, q, 1);
     fill_maxima(
         row, probe_ranks(nranks, spec),
         [&](int r) { return trsm_cost(Uplo::Lower, Op::N, l, l, {}, r / q, r % q, 8, false); },
