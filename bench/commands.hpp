@@ -12,5 +12,6 @@ void add_calibrate_command(CLI::App& app);  // bench/calibrate_bench.cpp
 void add_mw_command(CLI::App& app);         // bench/mw_bench.cpp
 void add_potrf_command(CLI::App& app);      // bench/potrf_bench.cpp
 void add_device_command(CLI::App& app);     // bench/device_bench.cpp
+void add_model_command(CLI::App& app);      // bench/model_bench.cpp
 
 }  // namespace cala::bench

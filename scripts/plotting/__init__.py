@@ -1,0 +1,1 @@
+"""Pictures of cala-bench output (scripts/plots is the command line)."""
