@@ -105,7 +105,11 @@ void pgemm(const Args<T>& x) {
         report_illegal(ctxt, rout, chk.info());
         return;
     }
-    const ArgCheck chk = check_args(x, ta, tb, da, db, dc, g);
+    ArgCheck chk = check_args(x, ta, tb, da, db, dc, g);
+    const bool product = m > 0 && n > 0 && k > 0 && *x.alpha != T(0);
+    check_array(chk, "A", x.a, product, da, g, 7);
+    check_array(chk, "B", x.b, product, db, g, 11);
+    check_array(chk, "C", x.c, m > 0 && n > 0, dc, g, 16);
 
     // 2. Where the call goes (the same on every process when the arguments agree).
     const T alpha = *x.alpha, beta = *x.beta;

@@ -97,7 +97,9 @@ void ppotrs(const Args<T>& x) {
 
     // 1. ScaLAPACK's checks, in ScaLAPACK's order.
     if (foreign_context(c, kArgA, x.info)) return;
-    const ArgCheck chk = check_args(x, c.g);
+    ArgCheck chk = check_args(x, c.g);
+    check_array(chk, "A", x.a, n > 0 && nrhs > 0, read_descriptor(x.desca), c.g, 4);
+    check_array(chk, "B", x.b, n > 0 && nrhs > 0, read_descriptor(x.descb), c.g, 8);
     // PCHK2MAT: what must be the same on every process of the grid.
     std::vector<SameArg> same = {{n, 2 * kMult}, {*x.ia, 5 * kMult}, {*x.ja, 6 * kMult}};
     same_descriptor(same, x.desca, kArgA);
