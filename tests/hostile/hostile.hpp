@@ -90,10 +90,10 @@ private:
     inline static const T sentinel_value = sentinel();
 };
 
-/// The same value everywhere except on the last rank of comm, which gets `other`.
-template <class V>
-V last_differs(const Comm& comm, V same, V other) {
-    return comm.rank() == comm.size() - 1 ? other : same;
+/// MPI_COMM_WORLD, borrowed.
+inline const Comm& world() {
+    static const Comm c = Comm::borrow(MPI_COMM_WORLD);
+    return c;
 }
 
 /// The whole matrix on every rank (gathered on 0, broadcast).

@@ -10,13 +10,9 @@
 using namespace cala;
 using hostile::Local;
 using hostile::Row;
+using hostile::world;
 
 namespace {
-
-const Comm& world() {
-    static const Comm c = Comm::borrow(MPI_COMM_WORLD);
-    return c;
-}
 
 using Mat = MatrixRef<double>;
 

@@ -6,15 +6,7 @@
 using namespace cala;
 using hostile::Local;
 using hostile::Row;
-
-namespace {
-
-const Comm& world() {
-    static const Comm c = Comm::borrow(MPI_COMM_WORLD);
-    return c;
-}
-
-}  // namespace
+using hostile::world;
 
 TEST_CASE("hostile: Grid2D and Grid3D construction") {
     const int np = world().size();

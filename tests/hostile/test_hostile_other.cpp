@@ -11,15 +11,7 @@
 
 using namespace cala;
 using hostile::Row;
-
-namespace {
-
-const Comm& world() {
-    static const Comm c = Comm::borrow(MPI_COMM_WORLD);
-    return c;
-}
-
-}  // namespace
+using hostile::world;
 
 TEST_CASE("hostile: stencil, StencilGrid, StencilField") {
     const int np = world().size();
