@@ -10,6 +10,7 @@
 #include "cholesky/plan.hpp"
 #include "cholesky/planner.hpp"
 #include "core/check.hpp"
+#include "model/check.hpp"
 #include "model/costs.hpp"
 
 namespace cala {
@@ -312,13 +313,28 @@ std::string CholeskyPlanInfo::describe() const {
     return s.str();
 }
 
+void detail::check_potrf_model(const char* fn, Uplo uplo, const BlockCyclic& a, const CholeskyOptions& o,
+                               std::size_t elem_size) {
+    using detail::cat;
+    if (uplo != Uplo::Lower && uplo != Uplo::Upper) throw Error(cat(fn, ": uplo must be Lower or Upper"));
+    if (a.m() != a.n()) throw Error(cat(fn, ": A must be square, got ", a.m(), " x ", a.n()));
+    if (const std::string e = check_potrf_options(o, a.p() * a.q()); !e.empty())
+        throw Error(fn + e.substr(std::string("potrf").size()));
+    detail::check_at_least(fn, "elem_size", static_cast<std::int64_t>(elem_size), 1);
+}
+
 CholeskyPlanInfo plan_potrf(Uplo uplo, const BlockCyclic& a, GridOrder order, const CholeskyOptions& opts,
                             std::size_t elem_size, bool is_complex) {
+    detail::check_potrf_model("plan_potrf", uplo, a, opts, elem_size);
     return detail::plan_info(uplo, a, order, opts, elem_size, is_complex, nullptr);
 }
 
 CholeskyPlanInfo plan_potrf(index_t n, int nranks, const CholeskyOptions& opts, const MachineModel& machine,
                             index_t user_block, std::size_t elem_size) {
+    detail::check_at_least("plan_potrf", "n", n, 0);
+    detail::check_at_least("plan_potrf", "nranks", nranks, 1);
+    detail::check_at_least("plan_potrf", "user_block", user_block, 1);
+    detail::check_potrf_model("plan_potrf", Uplo::Lower, BlockCyclic(0, 0, 1, 1, nranks, 1), opts, elem_size);
     const auto [p, q] = Grid2D::squarest(nranks);
     const BlockCyclic a(n, n, user_block, user_block, p, q);
     return detail::plan_info(Uplo::Lower, a, GridOrder::RowMajor, opts, elem_size, false, nullptr, machine);
@@ -326,6 +342,8 @@ CholeskyPlanInfo plan_potrf(index_t n, int nranks, const CholeskyOptions& opts, 
 
 Cost potrf_cost(Uplo uplo, const BlockCyclic& a, GridOrder order, const CholeskyOptions& opts, int rank,
                 std::size_t elem_size, bool is_complex) {
+    detail::check_potrf_model("potrf_cost", uplo, a, opts, elem_size);
+    detail::check_rank("potrf_cost", a, rank);
     const CholeskyOptions o = detail::resolve_potrf(uplo, a, order, opts, elem_size, is_complex);
     const detail::CholPlan plan = detail::make_chol_plan(uplo, a, a.p() * a.q(), o);
     return detail::potrf_plan_cost(plan, uplo, a, order, rank, elem_size, is_complex);

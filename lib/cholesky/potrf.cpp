@@ -32,6 +32,10 @@ namespace detail {
 
 std::string check_potrf_options(const CholeskyOptions& o, int nranks) {
     using detail::cat;
+    if (o.variant < CholeskyVariant::Auto || o.variant > CholeskyVariant::ReplPart)
+        return cat("potrf: variant is ", static_cast<int>(o.variant), ", not a CholeskyVariant");
+    if (o.panel < PanelMode::Single || o.panel > PanelMode::Shared)
+        return cat("potrf: panel is ", static_cast<int>(o.panel), ", not a PanelMode");
     if (o.lookahead < 0) return cat("potrf: lookahead must be >= 0, got ", o.lookahead);
     if (o.block_size < 0) return cat("potrf: block_size must be >= 0, got ", o.block_size);
     if (o.memory_limit_bytes < 0) return cat("potrf: memory_limit_bytes must be >= 0, got ", o.memory_limit_bytes);

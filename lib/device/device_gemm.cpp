@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <complex>
 #include <sstream>
+#include <utility>
 
 #include "cala/device.hpp"
 #include "device/chunked.hpp"
@@ -17,6 +18,14 @@ void check_ld(const char* name, index_t ld, index_t rows) {
     if (ld < std::max<index_t>(rows, 1)) {
         std::ostringstream s;
         s << "device_gemm: " << name << " is " << ld << " but must be at least " << std::max<index_t>(rows, 1);
+        throw Error(s.str());
+    }
+}
+// A null pointer for an operand with elements is an error (not a crash in the first copy).
+void check_ptr(const char* name, const void* p, index_t elems) {
+    if (p == nullptr && elems > 0) {
+        std::ostringstream s;
+        s << "device_gemm: " << name << " is a null pointer with " << elems << " elements";
         throw Error(s.str());
     }
 }
@@ -47,9 +56,18 @@ void device_gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, con
         s << "device_gemm: sizes must be non-negative, got m=" << m << " n=" << n << " k=" << k;
         throw Error(s.str());
     }
+    for (auto [name, op] : {std::pair{"op_a", op_a}, std::pair{"op_b", op_b}})
+        if (op != Op::N && op != Op::T && op != Op::C) {
+            std::ostringstream s;
+            s << "device_gemm: " << name << " is " << static_cast<int>(op) << ", not an Op";
+            throw Error(s.str());
+        }
     check_ld("lda", lda, op_a == Op::N ? m : k);
     check_ld("ldb", ldb, op_b == Op::N ? k : n);
     check_ld("ldc", ldc, m);
+    check_ptr("A", a, m * k);
+    check_ptr("B", b, k * n);
+    check_ptr("C", c, m * n);
     auto devs = device::make_devices(opts.devices, opts.max_device_bytes);
     std::vector<device::Device*> raw;
     for (auto& d : devs) raw.push_back(d.get());

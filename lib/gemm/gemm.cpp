@@ -10,6 +10,7 @@
 #include "core/check.hpp"
 #include "gemm/driver.hpp"
 #include "gemm/summa3d.hpp"
+#include "model/check.hpp"
 #include "model/planner.hpp"
 #include "core/workspace.hpp"
 #include "gemm/summa_common.hpp"
@@ -36,21 +37,8 @@ std::string check_gemm(Op op_a, Op op_b, const MatrixRef<T>& a, const MatrixRef<
     if (e.empty()) e = detail::check_same_grid("gemm", "B", b.grid(), b.layout(), c.grid());
     if (e.empty()) e = detail::check_same_grid("gemm", "C", c.grid(), c.layout(), c.grid());
     if (!e.empty()) return e;
-    const index_t ma = op_a == Op::N ? a.m() : a.n(), ka = op_a == Op::N ? a.n() : a.m();
-    const index_t kb = op_b == Op::N ? b.m() : b.n(), nb = op_b == Op::N ? b.n() : b.m();
-    if (ka != kb) return cat("gemm: k of op(A) is ", ka, " but k of op(B) is ", kb);
-    if (ma != c.m()) return cat("gemm: op(A) has ", ma, " rows but C has ", c.m());
-    if (nb != c.n()) return cat("gemm: op(B) has ", nb, " columns but C has ", c.n());
-    if (o.lookahead < 0 || o.lookahead > 64) return cat("gemm: lookahead is ", o.lookahead, ", must be in [0, 64]");
-    if (o.panel_width < 0) return cat("gemm: panel_width is ", o.panel_width, ", must be >= 0");
-    if (o.block_size < 0) return cat("gemm: block_size is ", o.block_size, ", must be >= 0");
-    const auto& g3 = o.grid3d;
-    const bool g3_zero = g3.p == 0 && g3.q == 0 && g3.c == 0;
-    if (!g3_zero && (g3.p < 1 || g3.q < 1 || g3.c < 1 || static_cast<long>(g3.p) * g3.q * g3.c > c.grid().comm().size()))
-        return cat("gemm: grid3d is ", g3.p, " x ", g3.q, " x ", g3.c, ", not a grid of at most ",
-                   c.grid().comm().size(), " ranks");
-    if (o.variant < Variant::Auto || o.variant > Variant::StationaryB)
-        return cat("gemm: variant is ", static_cast<int>(o.variant), ", not a Variant");
+    if (e = detail::gemm_shape_error("gemm", op_a, op_b, a.layout(), b.layout(), c.layout()); !e.empty()) return e;
+    if (e = detail::gemm_options_error("gemm", o, c.grid().comm().size()); !e.empty()) return e;
     for (auto [name, x] : {std::pair{"A", &a}, std::pair{"B", &b}, std::pair{"C", &c}})
         if (e = detail::check_local("gemm", name, *x); !e.empty()) return e;
     return {};

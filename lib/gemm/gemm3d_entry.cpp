@@ -22,11 +22,13 @@ struct Gemm3D<T>::State {
 };
 
 namespace {
+// `seed`: a fingerprint of the call's scalars (multiply's alpha and beta), agreed with the layout.
 template <class T>
-void check_same_layout(const char* what, const MatrixRef<T>& x, const BlockCyclic& l, const Grid2D& grid) {
+void check_same_layout(const char* what, const MatrixRef<T>& x, const BlockCyclic& l, const Grid2D& grid,
+                       std::uint64_t seed = 1469598103934665603ull) {
     std::string err = x.layout() == l ? std::string() : detail::cat("Gemm3D: ", what, " has another layout than at construction");
     if (err.empty() && !x.grid().same_as(grid)) err = detail::cat("Gemm3D: ", what, " lives on a different process grid");
-    std::uint64_t fp = detail::fingerprint(1469598103934665603ull, x.layout());
+    std::uint64_t fp = detail::fingerprint(seed, x.layout());
     grid.comm().agree(err, fp, "Gemm3D");
 }
 }  // namespace
@@ -65,7 +67,11 @@ void Gemm3D<T>::set_b(const MatrixRef<T>& b) {
 
 template <class T>
 void Gemm3D<T>::multiply(T alpha, T beta, const MatrixRef<T>& c) {
-    check_same_layout("C", c, s_->lc, s_->grid);
+    // alpha and beta join the agreement: ranks passing different scalars would each scale
+    // their own share of C (garbage, not a hang) without it.
+    const std::uint64_t h = detail::fingerprint(detail::fingerprint(1469598103934665603ull, &alpha, sizeof alpha),
+                                                &beta, sizeof beta);
+    check_same_layout("C", c, s_->lc, s_->grid, h);
     s_->ops.multiply(s_->plan, s_->g3, alpha, beta, c, false);
 }
 

@@ -14,10 +14,16 @@ struct Grid2D::State {
 
 Grid2D::Grid2D(const Comm& comm, int p, int q, GridOrder order) {
     using detail::cat;
-    // The check is identical on every rank (same p, q, size): no rank goes on alone.
+    // One agreement before the first collective that builds the grid: a shape that is wrong on
+    // one rank only, or ranks passing different shapes or orders, fail on every rank (no rank
+    // goes on alone into dup or split).
+    std::string err;
     if (p < 1 || q < 1 || static_cast<long>(p) * q != comm.size())
-        throw Error(cat("Grid2D: a ", p, " x ", q, " grid does not match a communicator of ", comm.size(),
-                        " ranks"));
+        err = cat("Grid2D: a ", p, " x ", q, " grid does not match a communicator of ", comm.size(), " ranks");
+    const std::uint64_t fp = static_cast<std::uint64_t>(static_cast<std::uint32_t>(p)) << 32 |
+                             static_cast<std::uint64_t>(static_cast<std::uint32_t>(q)) << 2 |
+                             (order == GridOrder::RowMajor ? 0u : 2u);
+    comm.agree(err, fp, "Grid2D");
     auto s = std::make_shared<State>();
     s->comm = comm.dup();
     s->p = p;

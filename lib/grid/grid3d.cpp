@@ -12,9 +12,12 @@ struct Grid3D::State {
 
 Grid3D::Grid3D(const Comm& comm, int p, int q, int c) {
     using detail::cat;
+    // Agreed before the first collective, as in Grid2D.
+    std::string err;
     if (p < 1 || q < 1 || c < 1 || static_cast<long>(p) * q * c > comm.size())
-        throw Error(cat("Grid3D: a ", p, " x ", q, " x ", c, " grid does not fit a communicator of ", comm.size(),
-                        " ranks"));
+        err = cat("Grid3D: a ", p, " x ", q, " x ", c, " grid does not fit a communicator of ", comm.size(), " ranks");
+    const auto bits = [](int x) { return static_cast<std::uint64_t>(static_cast<std::uint32_t>(x) & 0x1fffff); };
+    comm.agree(err, bits(p) << 43 | bits(q) << 22 | bits(c) << 1, "Grid3D");
     auto s = std::make_shared<State>();
     s->comm = comm.dup();
     s->p = p, s->q = q, s->c = c;

@@ -204,26 +204,60 @@ void redistribute(Op op, const MatrixRef<T>& src, const MatrixRef<T>& dst) {
     detail::redistribute_unchecked(op, src, dst);
 }
 
+namespace {
+
+// gather's and scatter's own checks (root on every rank; A as redistribute checks it), agreed
+// with one allreduce over the grid like every collective entry point: a root out of range, or
+// different on one rank, is an error on every rank, not a hang.
+template <class T>
+std::string check_root(const char* fn, const MatrixRef<T>& a, int root) {
+    const Grid2D& g = a.grid();
+    if (root < 0 || root >= g.comm().size())
+        return detail::cat(fn, ": root is ", root, ", not a rank of the grid's ", g.comm().size(), " ranks");
+    std::string e = detail::check_same_grid(fn, "A", g, a.layout(), g);
+    return e.empty() ? detail::check_local(fn, "A", a) : e;
+}
+
+template <class T>
+std::uint64_t root_fingerprint(const MatrixRef<T>& a, int root) {
+    return detail::fingerprint(detail::fingerprint(1469598103934665603ull, a.layout()), &root, sizeof root);
+}
+
+// The whole matrix in one block on root.
+BlockCyclic whole_on(const Grid2D& g, index_t m, index_t n, int root) {
+    const auto [rr, rc] = g.coords_of(root);
+    return BlockCyclic(m, n, std::max<index_t>(m, 1), std::max<index_t>(n, 1), g.p(), g.q(), rr, rc);
+}
+
+}  // namespace
+
 template <class T>
 std::vector<T> gather(const MatrixRef<T>& a, int root) {
     const Grid2D& g = a.grid();
-    const auto [rr, rc] = g.coords_of(root);
+    const std::string err = check_root("gather", a, root);
+    g.comm().agree(err, root_fingerprint(a, root), "gather");
     const index_t m = a.m(), n = a.n();
-    DistMatrix<T> whole(g, BlockCyclic(m, n, std::max<index_t>(m, 1), std::max<index_t>(n, 1), g.p(), g.q(), rr, rc));
-    redistribute(Op::N, a, whole.view());
+    DistMatrix<T> whole(g, whole_on(g, m, n, root));
+    detail::redistribute_unchecked(Op::N, a, whole.view());
     if (g.comm().rank() != root) return {};
     return std::vector<T>(whole.data(), whole.data() + m * n);
 }
 
 template <class T>
 void scatter(const T* global, index_t ldg, const MatrixRef<T>& a, int root) {
+    using detail::cat;
     const Grid2D& g = a.grid();
-    const auto [rr, rc] = g.coords_of(root);
     const index_t m = a.m(), n = a.n();
-    const BlockCyclic whole(m, n, std::max<index_t>(m, 1), std::max<index_t>(n, 1), g.p(), g.q(), rr, rc);
     const bool mine = g.comm().rank() == root;
-    MatrixRef<T> src(g, whole, mine ? const_cast<T*>(global) : nullptr, mine ? std::max<index_t>(ldg, 1) : 1);
-    redistribute(Op::N, src, a);
+    std::string err = check_root("scatter", a, root);
+    if (err.empty() && mine && n > 0 && ldg < std::max<index_t>(1, m))
+        err = cat("scatter: ldg is ", ldg, ", must be >= max(1, m = ", m, ") on the root");
+    if (err.empty() && mine && m > 0 && n > 0 && global == nullptr)
+        err = cat("scatter: global is a null pointer with ", m, " x ", n, " elements on the root");
+    g.comm().agree(err, root_fingerprint(a, root), "scatter");
+    const MatrixRef<T> src(g, whole_on(g, m, n, root), mine ? const_cast<T*>(global) : nullptr,
+                           mine ? std::max<index_t>(ldg, 1) : 1);
+    detail::redistribute_unchecked(Op::N, src, a);
 }
 
 #define CALA_INST(T)                                                                  \

@@ -4,8 +4,10 @@
 #include <algorithm>
 
 #include "cala/model.hpp"
+#include "core/check.hpp"
 #include "gemm/plan.hpp"
 #include "matrix/redist_plan.hpp"
+#include "model/check.hpp"
 #include "model/costs.hpp"
 #include "model/planner.hpp"
 
@@ -91,11 +93,14 @@ LoopCost summa_loop_cost(const GemmPlan& plan, const BlockCyclic& c, int row, in
 }  // namespace detail
 
 Cost redistribute_cost(Op op, const BlockCyclic& src, const BlockCyclic& dst, int row, int col) {
+    detail::check_redistribute_layouts("redistribute_cost", op, src, dst);
+    detail::check_process("redistribute_cost", src, row, col);
     const auto s = redist_summary(op, src, dst, row, col);
     return {s.words, s.recv_others, s.msgs, 0.0, 0};
 }
 
 std::int64_t redistribute_total_words(Op op, const BlockCyclic& src, const BlockCyclic& dst) {
+    detail::check_redistribute_layouts("redistribute_total_words", op, src, dst);
     // Elements that stay on their rank, from per-dimension histograms (no loop over ranks).
     const detail::RedistGeometry geo(op, src, dst);
     const int p = src.p(), q = src.q();
@@ -118,6 +123,10 @@ std::int64_t redistribute_total_words(Op op, const BlockCyclic& src, const Block
 
 Cost gemm_cost(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c, Variant v,
                const GemmOptions& opts, int row, int col, std::size_t elem_size, bool is_complex) {
+    detail::check_gemm_layouts("gemm_cost", op_a, op_b, a, b, c, opts);
+    detail::check_process("gemm_cost", c, row, col);
+    if (v < Variant::Auto || v > Variant::StationaryB)
+        throw Error(detail::cat("gemm_cost: variant is ", static_cast<int>(v), ", not a Variant"));
     const index_t m = c.m(), n = c.n(), k = op_a == Op::N ? a.n() : a.m();
     Cost cost;
     if (m == 0 || n == 0 || k == 0) return cost;  // no communication: C := beta·C locally
@@ -152,6 +161,8 @@ Cost gemm_cost(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, con
 
 Cost gemm_cost(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
                const GemmOptions& opts, GridOrder order, int rank, std::size_t elem_size, bool is_complex) {
+    detail::check_gemm_layouts("gemm_cost", op_a, op_b, a, b, c, opts);
+    detail::check_rank("gemm_cost", c, rank);
     const index_t m = c.m(), n = c.n(), k = op_a == Op::N ? a.n() : a.m();
     if (m == 0 || n == 0 || k == 0) return {};
     const bool plain_2d = opts.variant != Variant::Auto && opts.grid3d.c == 0 && detail::memory_limit(opts) == 0;
@@ -167,6 +178,7 @@ Cost gemm_cost(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, con
 
 std::int64_t gemm_total_words(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
                               Variant v, const GemmOptions& opts) {
+    detail::check_gemm_layouts("gemm_total_words", op_a, op_b, a, b, c, opts);
     const index_t m = c.m(), n = c.n(), k = op_a == Op::N ? a.n() : a.m();
     if (m == 0 || n == 0 || k == 0) return 0;
     const auto plan = detail::plan_gemm_2d(op_a, op_b, a, b, c, v, opts);
@@ -183,6 +195,7 @@ std::int64_t gemm_total_words(Op op_a, Op op_b, const BlockCyclic& a, const Bloc
 
 Variant choose_gemm_variant(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
                             const GemmOptions& opts) {
+    detail::check_gemm_layouts("choose_gemm_variant", op_a, op_b, a, b, c, opts);
     Variant best = Variant::StationaryC;
     std::int64_t best_words = gemm_total_words(op_a, op_b, a, b, c, best, opts);
     for (Variant v : {Variant::StationaryA, Variant::StationaryB}) {

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/check.hpp"
+#include "model/check.hpp"
 #include "model/costs.hpp"
 #include "model/planner.hpp"
 
@@ -214,6 +215,8 @@ GemmDecision decide_gemm(Op op_a, Op op_b, const BlockCyclic& a, const BlockCycl
 
 GemmPlanInfo plan_gemm(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
                        GridOrder order, const GemmOptions& opts, std::size_t elem_size, bool is_complex) {
+    detail::check_gemm_layouts("plan_gemm", op_a, op_b, a, b, c, opts);
+    detail::check_at_least("plan_gemm", "elem_size", static_cast<std::int64_t>(elem_size), 1);
     const bool plain_2d = opts.variant != Variant::Auto && opts.grid3d.c == 0 && detail::memory_limit(opts) == 0;
     GemmOptions o = opts;
     if (plain_2d) o.memory_limit_bytes = 0;
@@ -222,6 +225,12 @@ GemmPlanInfo plan_gemm(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic
 
 GemmPlanInfo plan_gemm(index_t m, index_t n, index_t k, Op op_a, Op op_b, int nranks, const GemmOptions& opts,
                        const MachineModel& machine, index_t user_block, std::size_t elem_size) {
+    for (auto [name, v] : {std::pair{"m", m}, std::pair{"n", n}, std::pair{"k", k}})
+        detail::check_at_least("plan_gemm", name, v, 0);
+    detail::check_at_least("plan_gemm", "nranks", nranks, 1);
+    detail::check_at_least("plan_gemm", "user_block", user_block, 1);
+    detail::check_at_least("plan_gemm", "elem_size", static_cast<std::int64_t>(elem_size), 1);
+    detail::throw_if(detail::gemm_options_error("plan_gemm", opts, nranks));
     const auto [p, q] = Grid2D::squarest(nranks);
     const BlockCyclic a = op_a == Op::N ? BlockCyclic(m, k, user_block, user_block, p, q)
                                         : BlockCyclic(k, m, user_block, user_block, p, q);

@@ -101,6 +101,16 @@ void check_matrix(ArgCheck& chk, const char* name, int ctxt, const GridPos& g, i
                                    " local rows on process (", g.row, ",", g.col, ")"));
 }
 
+void check_array(ArgCheck& chk, const char* name, const void* data, bool used, const Desc& d, const GridPos& g,
+                 int pos) {
+    if (data != nullptr || !used || !chk.ok()) return;
+    const index_t rows = local_count(d[M_], d[IMB_], d[MB_], d[RSRC_], g.p, g.row);
+    const index_t cols = local_count(d[N_], d[INB_], d[NB_], d[CSRC_], g.q, g.col);
+    if (rows > 0 && cols > 0)
+        chk.fail(pos * ArgCheck::kDescMult, detail::cat(name, " is a null pointer with ", rows, " x ", cols,
+                                                        " local elements on process (", g.row, ",", g.col, ")"));
+}
+
 void chk1mat(ArgCheck& chk, const char* name, const GridPos& g, int m, int mpos, int n, int npos, int ix, int jx,
              const int* desc, int dpos) {
     using detail::cat;

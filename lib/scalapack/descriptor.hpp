@@ -65,6 +65,14 @@ void check_matrix(ArgCheck& chk, const char* name, int ctxt, const GridPos& g, i
 void chk1mat(ArgCheck& chk, const char* name, const GridPos& g, int m, int mpos, int n, int npos, int ix, int jx,
              const int* desc, int dpos);
 
+/// The local array argument number `pos` (named `name`) is null while this process holds
+/// elements of its matrix (descriptor `d`, 11-entry form, already checked) and the call reads or
+/// writes it (`used`): an illegal value of that argument, code 100·pos. ScaLAPACK does not check
+/// pointers (it would crash); the shim reports them like any other argument. Call only while
+/// `chk` is ok.
+void check_array(ArgCheck& chk, const char* name, const void* data, bool used, const Desc& d, const GridPos& g,
+                 int pos);
+
 /// ScaLAPACK's 1-based numbering of the entries of a 9-entry descriptor (for ArgCheck codes).
 enum ScalapackDescEntry : int { SL_DTYPE = 1, SL_CTXT, SL_M, SL_N, SL_MB, SL_NB, SL_RSRC, SL_CSRC, SL_LLD };
 

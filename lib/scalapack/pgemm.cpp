@@ -6,9 +6,11 @@
 
 #include <cctype>
 #include <complex>
+#include <cstdint>
 #include <exception>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cala/gemm.hpp"
 #include "cala/model.hpp"
@@ -80,6 +82,37 @@ ArgCheck check_args(const Args<T>& x, char ta, char tb, const Desc& da, const De
     return chk;
 }
 
+// The bits of a scalar as an int that agree() can compare (FNV-1a, 31 bits).
+template <class T>
+int scalar_bits(const T& v) {
+    std::uint64_t h = 1469598103934665603ull;
+    const auto* p = reinterpret_cast<const unsigned char*>(&v);
+    for (std::size_t i = 0; i < sizeof v; ++i) h = (h ^ p[i]) * 1099511628211ull;
+    return static_cast<int>(h & 0x7fffffff);
+}
+
+// What must be the same on every process of the grid. PBLAS does not check it: a process that
+// passes another M, TRANSA or descriptor (or another ALPHA, which changes the route) would leave
+// the others waiting, or crash ScaLAPACK's fallback. The first argument that differs is illegal
+// (PBLAS's parameter number; descriptor entries in its 11-entry numbering, CTXT and LLD excluded:
+// they may differ between processes).
+template <class T>
+std::vector<SameArg> same_args(const Args<T>& x, char ta, char tb, const Desc& da, const Desc& db, const Desc& dc) {
+    constexpr int k = ArgCheck::kDescMult;
+    std::vector<SameArg> same = {{ta, 1 * k},   {tb, 2 * k},        {*x.m, 3 * k},   {*x.n, 4 * k},
+                                 {*x.k, 5 * k}, {scalar_bits(*x.alpha), 6 * k}, {*x.ia, 8 * k}, {*x.ja, 9 * k}};
+    const auto desc = [&](const Desc& d, int pos) {
+        for (const DescEntry e : {DTYPE_, M_, N_, IMB_, INB_, MB_, NB_, RSRC_, CSRC_})
+            same.push_back({d[e], pos * k + 1 + e});
+    };
+    desc(da, 10);
+    same.insert(same.end(), {{*x.ib, 12 * k}, {*x.jb, 13 * k}});
+    desc(db, 14);
+    same.insert(same.end(), {{scalar_bits(*x.beta), 15 * k}, {*x.ic, 17 * k}, {*x.jc, 18 * k}});
+    desc(dc, 19);
+    return same;
+}
+
 template <class T>
 void pgemm(const Args<T>& x) {
     using detail::cat;
@@ -105,7 +138,11 @@ void pgemm(const Args<T>& x) {
         report_illegal(ctxt, rout, chk.info());
         return;
     }
-    const ArgCheck chk = check_args(x, ta, tb, da, db, dc, g);
+    ArgCheck chk = check_args(x, ta, tb, da, db, dc, g);
+    const bool product = m > 0 && n > 0 && k > 0 && *x.alpha != T(0);
+    check_array(chk, "A", x.a, product, da, g, 7);
+    check_array(chk, "B", x.b, product, db, g, 11);
+    check_array(chk, "C", x.c, m > 0 && n > 0, dc, g, 16);
 
     // 2. Where the call goes (the same on every process when the arguments agree).
     const T alpha = *x.alpha, beta = *x.beta;
@@ -126,7 +163,8 @@ void pgemm(const Args<T>& x) {
     // 3. One allreduce over the grid: the first illegal argument on any process, layouts, cache.
     const MPI_Comm comm = grid_communicator(ctxt);
     const Grid2D* grid = route == Route::Cala && layouts ? cached_grid(ctxt, comm, g) : nullptr;
-    const Agreement agreed = agree(comm, g, chk.code, layouts, route != Route::Cala || !layouts || grid != nullptr);
+    const Agreement agreed = agree(comm, g, chk.code, layouts, route != Route::Cala || !layouts || grid != nullptr,
+                                   same_args(x, ta, tb, da, db, dc));
     if (agreed.code != ArgCheck::kNone) {
         report_agreed(agreed.code, chk, "found on another process of the grid", ctxt, rout, speaker, call(),
                       Checker::Pblas);

@@ -82,7 +82,8 @@ void ppotrf(const Args<T>& x) {
 
     // 1. ScaLAPACK's checks, in ScaLAPACK's order.
     if (foreign_context(c, kArgA, x.info)) return;
-    const ArgCheck chk = check_args(x.uplo[0], n, *x.ia, *x.ja, x.desca, c.g);
+    ArgCheck chk = check_args(x.uplo[0], n, *x.ia, *x.ja, x.desca, c.g);
+    check_array(chk, "A", x.a, n > 0, read_descriptor(x.desca), c.g, 3);
     // PCHK1MAT: what must be the same on every process of the grid.
     std::vector<SameArg> same = {{n, 2 * kMult}, {*x.ia, 4 * kMult}, {*x.ja, 5 * kMult}};
     same_descriptor(same, x.desca, kArgA);

@@ -62,7 +62,7 @@ int owner_row(int i, int mb, int rsrc, int p) { return (rsrc + (i - 1) / mb) % p
 // p?potrs's checks, in ScaLAPACK's order: CHK1MAT on A (N 2, IA 5, JA 6, DESCA 7) and on B
 // (N 2, NRHS 3, IB 9, JB 10, DESCB 11), then, when they pass, UPLO (1), IA and JA on a block
 // boundary (5, 6), A's MB == NB (DESCA entry 6), sub(B) starting on a block boundary in the
-// process row of sub(A) (9), B's MB == A's NB (DESCB entry 6).
+// process row of sub(A) (9), B's MB == A's NB (DESCB entry 6), B in A's context (DESCB entry 2).
 template <class T>
 ArgCheck check_args(const Args<T>& x, const GridPos& g) {
     using detail::cat;
@@ -81,6 +81,9 @@ ArgCheck check_args(const Args<T>& x, const GridPos& g) {
              owner_row(ib, mbb, x.descb[SL_RSRC - 1], g.p) != owner_row(ia, mba, x.desca[SL_RSRC - 1], g.p))
         chk.fail(9 * kMult, cat("sub(B) (IB = ", ib, ") does not start a block in the process row of sub(A)"));
     else if (mbb != nba) chk.fail(kArgB * kMult + SL_NB, cat("DESCB MB = ", mbb, " differs from A's NB = ", nba));
+    else if (x.descb[SL_CTXT - 1] != x.desca[SL_CTXT - 1])
+        chk.fail(kArgB * kMult + SL_CTXT,
+                 cat("DESCB context ", x.descb[SL_CTXT - 1], " is not A's context ", x.desca[SL_CTXT - 1]));
     return chk;
 }
 
@@ -97,7 +100,9 @@ void ppotrs(const Args<T>& x) {
 
     // 1. ScaLAPACK's checks, in ScaLAPACK's order.
     if (foreign_context(c, kArgA, x.info)) return;
-    const ArgCheck chk = check_args(x, c.g);
+    ArgCheck chk = check_args(x, c.g);
+    check_array(chk, "A", x.a, n > 0 && nrhs > 0, read_descriptor(x.desca), c.g, 4);
+    check_array(chk, "B", x.b, n > 0 && nrhs > 0, read_descriptor(x.descb), c.g, 8);
     // PCHK2MAT: what must be the same on every process of the grid.
     std::vector<SameArg> same = {{n, 2 * kMult}, {*x.ia, 5 * kMult}, {*x.ja, 6 * kMult}};
     same_descriptor(same, x.desca, kArgA);

@@ -7,6 +7,8 @@
 #include "cala/cholesky.hpp"
 #include "cholesky/solve/trsm_plan.hpp"
 #include "matrix/redist_plan.hpp"
+#include "core/check.hpp"
+#include "model/check.hpp"
 #include "model/costs.hpp"
 
 namespace cala {
@@ -93,15 +95,30 @@ Cost solve_cost(std::initializer_list<Op> ops, bool lower, const BlockCyclic& a,
     return cost;
 }
 
+// The arguments of trsm_cost and potrs_cost, with cala::trsm's messages.
+void check_solve(const char* fn, Uplo uplo, Op op, const BlockCyclic& a, const BlockCyclic& b, const TrsmOptions& o,
+                 int row, int col) {
+    using detail::cat;
+    if (uplo != Uplo::Lower && uplo != Uplo::Upper) throw Error(cat(fn, ": uplo is ", static_cast<int>(uplo), ", not a Uplo"));
+    if (op != Op::N && op != Op::T && op != Op::C) throw Error(cat(fn, ": op is ", static_cast<int>(op), ", not an Op"));
+    detail::throw_if(detail::same_grid_error(fn, "A", a, {{"B", &b}}));
+    if (a.m() != a.n()) throw Error(cat(fn, ": A is ", a.m(), " x ", a.n(), ", not square"));
+    if (b.m() != a.n()) throw Error(cat(fn, ": B has ", b.m(), " rows but A is ", a.n(), " x ", a.n()));
+    if (o.lookahead < 0 || o.lookahead > 64) throw Error(cat(fn, ": lookahead is ", o.lookahead, ", must be in [0, 64]"));
+    detail::check_process(fn, a, row, col);
+}
+
 }  // namespace
 
 Cost trsm_cost(Uplo uplo, Op op, const BlockCyclic& a, const BlockCyclic& b, const TrsmOptions& opts, int row,
                int col, std::size_t elem_size, bool is_complex) {
+    check_solve("trsm_cost", uplo, op, a, b, opts, row, col);
     return solve_cost({op}, uplo == Uplo::Lower, a, b, opts, row, col, elem_size, is_complex);
 }
 
 Cost potrs_cost(Uplo uplo, const BlockCyclic& a, const BlockCyclic& b, const TrsmOptions& opts, int row, int col,
                 std::size_t elem_size, bool is_complex) {
+    check_solve("potrs_cost", uplo, Op::N, a, b, opts, row, col);
     const bool lower = uplo == Uplo::Lower;
     return lower ? solve_cost({Op::N, Op::C}, true, a, b, opts, row, col, elem_size, is_complex)
                  : solve_cost({Op::C, Op::N}, false, a, b, opts, row, col, elem_size, is_complex);
