@@ -80,9 +80,9 @@ std::vector<Column> columns(const std::string& bench, const Json& first) {
         return {
             {"case",
              [g](const Json& j) {
-                 return (g ? str(j, "m") + "x" + str(j, "n") + "x" + str(j, "k") : "n=" + str(j, "n")) + " grid " +
-                        str(j, "grid") + " " + str(j, "ranks") + "x" + str(j, "threads") + "t " + str(j, "type") +
-                        " " + str(j, "variant") + (g ? "" : " panel " + str(j, "panel"));
+                 return (g ? str(j, "m") + "x" + str(j, "n") + "x" + str(j, "k") : "n=" + str(j, "n")) + " " +
+                        str(j, "type") + " grid " + str(j, "grid") + " " + str(j, "threads") + " thr/rank " +
+                        str(j, "variant") + (g ? "" : " panel " + str(j, "panel"));
              }},
             {"cala GF/s", [](const Json& j) { return num(j, "gflops_median"); }},
             {"ScaLAPACK GF/s", [](const Json& j) { return num(j, "scalapack_gflops_median"); }},

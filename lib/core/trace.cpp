@@ -66,8 +66,8 @@ ThreadBuf& my_buffer() {
 // ns as microseconds with three exact decimals.
 void put_us(std::string& out, std::int64_t ns) {
     char buf[40];
-    std::snprintf(buf, sizeof buf, "%lld.%03lld", static_cast<long long>(ns / 1000),
-                  static_cast<long long>(ns % 1000));
+    const long long a = ns < 0 ? -static_cast<long long>(ns) : static_cast<long long>(ns);
+    std::snprintf(buf, sizeof buf, "%s%lld.%03lld", ns < 0 ? "-" : "", a / 1000, a % 1000);
     out += buf;
 }
 

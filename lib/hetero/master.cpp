@@ -107,7 +107,7 @@ void run_master(const Comm& comm, const Plan& plan, const Dims& d, const T* a, i
     int transfers = 0;
     // The trace (when on): one transfer span per block, the emulated link's hold included; the
     // next block starts after the hold, and its span after the previous one's end.
-    std::int64_t tr_start = 0, tr_end = 0;
+    std::int64_t tr_begin = 0, tr_end = 0;
 
     const double cpu0 = thread_cpu_s();
     const double t0 = now_s();
@@ -118,7 +118,7 @@ void run_master(const Comm& comm, const Plan& plan, const Dims& d, const T* a, i
 
     auto start_block = [&] {
         t_block = now_s();  // the copy out of A, B or C is part of the transfer (as in discover())
-        if (trace::on()) tr_start = std::max(trace::now_ns(), tr_end);
+        if (trace::on()) tr_begin = trace::now_ns();
         const BlockRef<T>& blk = blocks[next_block];
         const int peer = rank_of(op->worker, master);
         if (op->kind == OpKind::RecvResult) {
@@ -168,13 +168,15 @@ void run_master(const Comm& comm, const Plan& plan, const Dims& d, const T* a, i
             const double f = link_slowdown.empty() ? 1.0 : link_slowdown[op->worker];
             hold_until = t + (f - 1) * (t - t_block);
             if (trace::on()) {
-                const std::int64_t now = trace::now_ns();
-                tr_end = now + static_cast<std::int64_t>((f - 1) * static_cast<double>(now - tr_start));
+                // (MPI_Wtime decides when the hold ends, the trace clock draws it: a span starts no
+                // earlier than the previous one ended)
+                const std::int64_t now = trace::now_ns(), begin = std::max(tr_begin, tr_end);
+                tr_end = std::max(begin, now + static_cast<std::int64_t>((f - 1) * static_cast<double>(now - tr_begin)));
                 trace::record(trace::Kind::Transfer,
                               op->kind == OpKind::SendC      ? "send C"
                               : op->kind == OpKind::SendStep ? "send step"
                                                              : "receive C",
-                              tr_start, tr_end);
+                              begin, tr_end);
             }
             rep.port_busy_s += hold_until - t_block;
             ++rep.port_blocks;
