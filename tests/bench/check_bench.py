@@ -82,8 +82,8 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         # potrf: JSON on stdout, trace of 2 ranks x 2 threads
         tr = os.path.join(d, "potrf.json")
-        p = run([mpi, "-n", "2", bench, "potrf", "--n", "768", "--nb", "64", "--grid", "1x2", "--threads", "2",
-                 "--runs", "2", "--compare", "scalapack", "--trace", tr, "--json"],
+        p = run([mpi, "-n", "2", bench, "potrf", "--n", "512", "--nb", "64", "--grid", "1x2", "--threads", "2",
+                 "--runs", "1", "--compare", "scalapack", "--trace", tr, "--json"],
                 {"OMP_NUM_THREADS": "2", "OMP_MAX_TASK_PRIORITY": "2"}, d)
         lines = json_lines(p.stdout)
         check(len(lines) == 1 and lines[0].get("bench") == "potrf", "potrf --json: one JSON line on stdout")
@@ -105,7 +105,7 @@ def main():
 
         # gemm: the table and the results file
         p = run([mpi, "-n", "2", bench, "gemm", "--m", "512", "--n", "512", "--k", "512", "--grid", "1x2",
-                 "--threads", "1", "--runs", "2", "--compare", "scalapack", "--table"], {"OMP_NUM_THREADS": "1"}, d)
+                 "--threads", "1", "--runs", "1", "--compare", "scalapack", "--table"], {"OMP_NUM_THREADS": "1"}, d)
         check(not json_lines(p.stdout), "gemm --table: no JSON on stdout")
         check("cala GF/s" in p.stdout and "cala/ScaLAPACK" in p.stdout and "efficiency" in p.stdout,
               "gemm --table: the table's header")
