@@ -96,7 +96,7 @@ std::vector<Column> columns(const std::string& bench, const Json& first) {
     if (bench == "stencil")
         return {
             {"case", [](const Json& j) { return str(j, "stencil") + " " + str(j, "grid") + " n/rank " + str(j, "n_per_rank") + " depth " + str(j, "depth"); }},
-            {"ms/step", [](const Json& j) { return num(j, "time_per_step_s", "%.3f", 1e3); }},
+            {"ms/step", [](const Json& j) { return num(j, "time_per_step_median_s", "%.3f", 1e3); }},
             {"sweep GB/s", [](const Json& j) { return num(j, "sweep_gbs"); }},
             {"copy GB/s", [](const Json& j) { return num(j, "copy_gbs"); }},
             {"roofline", [](const Json& j) { return num(j, "roofline_fraction", "%.2f"); }},
