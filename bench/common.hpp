@@ -62,15 +62,17 @@ void copy_local(const MatrixRef<T>& src, const MatrixRef<T>& dst) {
 
 // ---- timing
 
+// The median (the mean of the two middle values for an even count; 0 for none).
+inline double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t h = v.size() / 2;
+    return v.empty() ? 0 : v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
 struct Times {
     std::vector<double> runs;  ///< max over ranks, per reported run
     double best() const { return *std::min_element(runs.begin(), runs.end()); }
-    double median() const {
-        std::vector<double> s = runs;
-        std::sort(s.begin(), s.end());
-        const std::size_t h = s.size() / 2;
-        return s.size() % 2 ? s[h] : 0.5 * (s[h - 1] + s[h]);
-    }
+    double median() const { return median_of(runs); }
 };
 
 // `reset` (untimed) then barrier, `body`, barrier; one warm-up, then `runs` reported runs.

@@ -8,7 +8,8 @@
 //   barrier; t0; local kernel (each rank its own shape); t1; rate_r = flops_r / (t1 - t0);
 //   machine rate = sum over ranks of rate_r
 //
-// and the reference is the median over `repeats` repeats (after one warm-up). Two threadings:
+// and the reference is the median over `repeats` repeats (after one warm-up); the benches measure
+// it before and after their timed runs and take the median of both sets. Two threadings:
 //   Blas:      one BLAS call on `threads` threads per rank (what cala::gemm's local products do);
 //   PerThread: every thread its own single-threaded call, all at once (what cala::potrf's update
 //              tasks do); a rank's flops are then threads x the shape's.
@@ -39,6 +40,13 @@ struct Reference {
     double gflops = 0;              ///< median over repeats of the sum over ranks (GFLOP/s)
     std::vector<double> samples;    ///< the sums, one per repeat
     std::string shape;              ///< this rank's local shape (rank 0's goes in the JSON line)
+
+    /// The samples of another measurement of the same reference (the benches measure it before
+    /// and after the timed runs, so that a machine whose load changes meanwhile weighs on both).
+    void add(const Reference& later) {
+        samples.insert(samples.end(), later.samples.begin(), later.samples.end());
+        gflops = median_of(samples);
+    }
 };
 
 namespace detail {
@@ -60,12 +68,6 @@ struct GemmOperands {
         kernels::gemm<T>(Op::N, opb, m, n, k, T(1), a.data(), m, b.data(), opb == Op::N ? k : n, T(1), c.data(), m);
     }
 };
-
-inline double median_of(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t h = v.size() / 2;
-    return v.empty() ? 0 : v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
 
 }  // namespace detail
 
@@ -122,7 +124,7 @@ Reference gemm_reference(index_t m_loc, index_t n_loc, index_t k, Op opb, Thread
         MPI_Allreduce(MPI_IN_PLACE, &rate, 1, MPI_DOUBLE, MPI_SUM, comm);
         ref.samples.push_back(rate);
     }
-    ref.gflops = detail::median_of(ref.samples);
+    ref.gflops = median_of(ref.samples);
     return ref;
 }
 

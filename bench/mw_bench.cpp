@@ -70,11 +70,7 @@ int rank_of_world() {
 
 void progress(const std::string& s) { cala::bench::progress("mw", s); }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t h = v.size() / 2;
-    return v.empty() ? 0 : v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
+double median(const std::vector<double>& v) { return median_of(v); }
 
 double loadavg() {
     std::ifstream f("/proc/loadavg");

@@ -9,7 +9,8 @@
 // Reference (concurrent_ref.hpp): the product potrf's trailing update is made of, at this run's local
 // shape: every thread of every rank, at once, C (rows x b) -= A (rows x b)·B (b x b)ᴴ on one thread,
 // rows = the local rows of A on the working grid, b = the working block size; the machine's rate
-// is the sum over ranks, median of 5. efficiency = cala's median rate / that; above 1 is an error.
+// is the sum over ranks, the median of 5 repeats before the runs and 5 after each configuration's
+// runs. efficiency = cala's median rate / that; above 1 is an error.
 //
 // --trace FILE: one more run after the timed ones (not among them; its time is trace_time_s),
 // traced (lib/core/trace.hpp): a Chrome/Perfetto trace of every rank's threads, by rank 0.
@@ -121,15 +122,15 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
     const double flops = fma / 6.0 * double(n) * double(n) * double(n);  // n³/3 multiply-adds
     const int ranks = grid.comm().size();
 
+    const index_t rb = plan.block_size > 0 ? plan.block_size : nb;
+    const index_t rows = std::min(n, ceil_div(ceil_div(n, rb), index_t(std::max(plan.grid.p, 1))) * rb);
+    auto measure_reference = [&] {
+        progress("the concurrent reference: " + std::to_string(rows) + "x" + std::to_string(rb) + "x" +
+                 std::to_string(rb) + " on every thread of every rank at once");
+        return gemm_reference<T>(rows, rb, rb, Op::C, Threading::PerThread, args.threads, comm);
+    };
     Reference ref;
-    if (!args.count_only) {
-        const index_t b = plan.block_size > 0 ? plan.block_size : nb;
-        const int pr = std::max(plan.grid.p, 1);
-        const index_t rows = std::min(n, ceil_div(ceil_div(n, b), index_t(pr)) * b);
-        progress("the concurrent reference: " + std::to_string(rows) + "x" + std::to_string(b) + "x" +
-                 std::to_string(b) + " on every thread of every rank at once");
-        ref = gemm_reference<T>(rows, b, b, Op::C, Threading::PerThread, args.threads, comm);
-    }
+    if (!args.count_only) ref = measure_reference();
     std::vector<PanelMode> modes;
     if (args.panel == "shared" || args.panel == "all") modes.push_back(PanelMode::Shared);
     if (args.panel == "single" || args.panel == "all") modes.push_back(PanelMode::Single);
@@ -201,6 +202,7 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
                 j["trace_file"] = args.trace;
                 j["trace_time_s"] = traced_run(comm, args.trace, [&] { potrf<T>(uplo, a, opts); });
             }
+            ref.add(measure_reference());  // after each configuration's runs too
             add_efficiency(j, "potrf", flops / tc.median() / 1e9, ref, ranks * args.threads);
         }
         emit(j);
