@@ -158,8 +158,8 @@ void print_block(std::ostream& out, const std::string& bench, const std::vector<
     std::vector<std::string> head;
     for (const auto& c : cols) head.push_back(c.head);
     line(head);
-    std::size_t total = 0;
-    for (std::size_t w : width) total += w + 2;
+    std::size_t total = 0;  // (the last column, the status, counts as its header's width)
+    for (std::size_t c = 0; c < width.size(); ++c) total += (c + 1 < width.size() ? width[c] : cols[c].head.size()) + 2;
     out << std::string(total - 2, '-') << "\n";
     for (const auto& r : cells) line(r);
 }
