@@ -9,6 +9,7 @@
 
 #include <mpi.h>
 
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -50,10 +51,12 @@ std::string str(const Json& j, const char* key) {
 std::string versus(const Json& j, const char* measured, const char* model, double scale = 1) {
     if (!j.contains(measured) || !j.contains(model)) return "-";
     const double a = j[measured].get<double>() * scale, b = j[model].get<double>() * scale;
-    char buf[96];
-    if (a == b) std::snprintf(buf, sizeof buf, "%.6g = model", a);
-    else std::snprintf(buf, sizeof buf, "%.6g vs %.6g", a, b);
-    return buf;
+    auto fmt = [](double x) {
+        char buf[48];
+        std::snprintf(buf, sizeof buf, x == std::floor(x) && std::fabs(x) < 1e15 ? "%.0f" : "%.4g", x);
+        return std::string(buf);
+    };
+    return a == b ? fmt(a) + " = model" : fmt(a) + " vs " + fmt(b);
 }
 
 std::string ratio(const Json& j, const char* a, const char* b) {
