@@ -5,7 +5,8 @@
 // time as all the others: the memory system, the caches and the clock are shared exactly as they
 // are during the run. The machine's rate is the sum of the ranks' rates; one repeat is
 //
-//   barrier; t0; local kernel (each rank its own shape); t1; rate_r = flops_r / (t1 - t0);
+//   barrier (sleeping, not spinning); t0; local kernel (each rank its own shape); t1;
+//   rate_r = flops_r / (t1 - t0);
 //   machine rate = sum over ranks of rate_r
 //
 // and the reference is the median over `repeats` repeats (after one warm-up); the benches measure
@@ -19,6 +20,7 @@
 
 #include <mpi.h>
 #include <omp.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -69,6 +71,19 @@ struct GemmOperands {
     }
 };
 
+// A barrier that sleeps while it waits: a rank done with its product early must not spin (MPICH
+// polls in MPI_Barrier) on a core another rank still computes on, where ranks share cores.
+inline void sleeping_barrier(MPI_Comm comm) {
+    MPI_Request r;
+    MPI_Ibarrier(comm, &r);
+    for (int done = 0;;) {
+        MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+        if (done) return;
+        const timespec ts{0, 20000};  // 20 us
+        nanosleep(&ts, nullptr);
+    }
+}
+
 }  // namespace detail
 
 /// The concurrent rate of the local products m_loc x n_loc x k (C := A·op(B)) that this rank
@@ -89,7 +104,7 @@ Reference gemm_reference(index_t m_loc, index_t n_loc, index_t k, Op opb, Thread
         detail::GemmOperands<T> x(m_loc, n_loc, k, opb);
         kernels::ThreadScope scope(threads);
         for (int r = -1; r < repeats; ++r) {
-            MPI_Barrier(comm);
+            detail::sleeping_barrier(comm);
             const double t0 = MPI_Wtime();
             x.run();
             rank_times.push_back(MPI_Wtime() - t0);
@@ -107,7 +122,7 @@ Reference gemm_reference(index_t m_loc, index_t n_loc, index_t k, Op opb, Thread
 #pragma omp barrier
 #pragma omp master
                 {
-                    MPI_Barrier(comm);
+                    detail::sleeping_barrier(comm);
                     t0 = MPI_Wtime();
                 }
 #pragma omp barrier
