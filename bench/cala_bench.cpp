@@ -1,7 +1,11 @@
-// cala-bench: one CLI, one JSON schema. Subcommands print one JSON object per result on stdout
-// and human progress on stderr, both from rank 0 only.
+// cala-bench: one CLI, one JSON schema. Subcommands produce one JSON object per result, from
+// rank 0 only: on stdout when it is not a terminal (or with --json); on a terminal, a table of
+// the results, with the JSON lines in a results file whose path is printed (output.hpp).
+// Progress goes to stderr when it is a terminal. Exit status 3: a result failed a check of the
+// benchmark itself (an efficiency above 1, see concurrent_ref.hpp).
 //
 //   mpiexec.mpich -n 2 cala-bench gemm --m 4096 --n 4096 --k 4096 --grid 1x2 --compare scalapack
+//   cala-bench table cala-bench-results/gemm-20261125-093000.jsonl
 
 #include <mpi.h>
 
@@ -9,19 +13,39 @@
 #include <exception>
 #include <iostream>
 #include <sstream>
+#include <string>
 
 #include "cala/error.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 
 namespace {
 
 // Every rank parses and validates the same argv, so a parse error or a cala::Error raised by
 // argument checks happens on every rank: report it once and finalize. Anything else may have
 // happened on one rank only, and the others could be blocked in a collective: abort.
+// --json / --table, and the subcommand's name (the results file's name), read before CLI11
+// parses: the subcommand runs inside the parse.
+void configure_from_argv(int argc, char** argv) {
+    cala::bench::OutputMode mode = cala::bench::OutputMode::Auto;
+    std::string command;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--json") mode = cala::bench::OutputMode::Json;
+        else if (a == "--table") mode = cala::bench::OutputMode::Table;
+        else if (command.empty() && !a.empty() && a[0] != '-') command = a;
+    }
+    cala::bench::configure_output(mode, command.empty() ? "cala-bench" : command);
+}
+
 int run(int argc, char** argv, int rank) {
-    CLI::App app{"cala-bench: benchmarks of cala against local BLAS and ScaLAPACK (JSON on stdout)",
+    CLI::App app{"cala-bench: benchmarks of cala against a concurrent BLAS reference and ScaLAPACK",
                  "cala-bench"};
     app.require_subcommand(1);
+    app.fallthrough();  // --json / --table may follow the subcommand
+    app.add_flag("--json")->description("JSON lines on stdout even on a terminal");
+    app.add_flag("--table")->description("the table and a results file even when stdout is not a terminal");
+    configure_from_argv(argc, argv);
     cala::bench::add_gemm_command(app);
     cala::bench::add_stencil_command(app);
     cala::bench::add_calibrate_command(app);
@@ -29,9 +53,10 @@ int run(int argc, char** argv, int rank) {
     cala::bench::add_potrf_command(app);
     cala::bench::add_device_command(app);
     cala::bench::add_model_command(app);
+    cala::bench::add_table_command(app);
     try {
         app.parse(argc, argv);
-        return 0;
+        return cala::bench::finish_output();
     } catch (const CLI::ParseError& e) {
         std::ostringstream sink;
         return rank == 0 ? app.exit(e) : app.exit(e, sink, sink);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "output.hpp"
 #include "kernels/blas.hpp"
 
 namespace cala::bench {
@@ -77,7 +78,7 @@ void add_calibrate_command(CLI::App& app) {
         nlohmann::ordered_json j = {{"bench", "calibrate"}, {"ranks", size}, {"threads", omp_get_max_threads()},
                                     {"latency_us", latency_us}, {"bandwidth_gbs", bandwidth_gbs},
                                     {"gflops_per_rank", gflops}};
-        std::cout << j.dump() << std::endl;
+        emit(j);
         std::cerr << "export CALA_MODEL_LATENCY_US=" << latency_us << " CALA_MODEL_BANDWIDTH_GBS=" << bandwidth_gbs
                   << " CALA_MODEL_GFLOPS=" << gflops << "\n";
     });

@@ -1,6 +1,6 @@
 #pragma once
 // The subcommands of cala-bench; each adds itself to the CLI and runs when selected.
-// Every subcommand prints one JSON object per result on stdout (human progress on stderr).
+// Every subcommand hands one JSON object per result to output.hpp's emit (stdout or the table).
 
 #include <CLI/CLI.hpp>
 
@@ -13,5 +13,6 @@ void add_mw_command(CLI::App& app);         // bench/mw_bench.cpp
 void add_potrf_command(CLI::App& app);      // bench/potrf_bench.cpp
 void add_device_command(CLI::App& app);     // bench/device_bench.cpp
 void add_model_command(CLI::App& app);      // bench/model_bench.cpp
+void add_table_command(CLI::App& app);      // bench/table.cpp: the table of saved JSON lines
 
 }  // namespace cala::bench

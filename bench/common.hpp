@@ -1,6 +1,6 @@
 #pragma once
 // Shared by cala-bench's subcommands: grid-independent random data, the timing protocol
-// (STYLE.md section 7), the single-core BLAS rate, reductions over ranks.
+// (STYLE.md section 7), reductions over ranks. The reference rates are in concurrent_ref.hpp.
 
 #include <mpi.h>
 #include <omp.h>
@@ -9,10 +9,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "cala/cala.hpp"
+#include "core/trace.hpp"
 #include "kernels/blas.hpp"
+#include "output.hpp"
 
 namespace cala::bench {
 
@@ -59,22 +62,27 @@ void copy_local(const MatrixRef<T>& src, const MatrixRef<T>& dst) {
 
 // ---- timing
 
+// The median (the mean of the two middle values for an even count; 0 for none).
+inline double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t h = v.size() / 2;
+    return v.empty() ? 0 : v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
 struct Times {
     std::vector<double> runs;  ///< max over ranks, per reported run
     double best() const { return *std::min_element(runs.begin(), runs.end()); }
-    double median() const {
-        std::vector<double> s = runs;
-        std::sort(s.begin(), s.end());
-        const std::size_t h = s.size() / 2;
-        return s.size() % 2 ? s[h] : 0.5 * (s[h - 1] + s[h]);
-    }
+    double median() const { return median_of(runs); }
 };
 
 // `reset` (untimed) then barrier, `body`, barrier; one warm-up, then `runs` reported runs.
+// Progress (on a terminal): "<bench>: <what>, run i of n".
 template <class Reset, class Body>
-Times time_runs(int runs, MPI_Comm comm, Reset&& reset, Body&& body) {
+Times time_runs(const std::string& bench, const std::string& what, int runs, MPI_Comm comm, Reset&& reset,
+                Body&& body) {
     Times t;
     for (int r = -1; r < runs; ++r) {
+        progress(bench, what + (r < 0 ? ", warm-up" : ", run " + std::to_string(r + 1) + " of " + std::to_string(runs)));
         reset();
         MPI_Barrier(comm);
         const double t0 = MPI_Wtime();
@@ -87,30 +95,19 @@ Times time_runs(int runs, MPI_Comm comm, Reset&& reset, Body&& body) {
     return t;
 }
 
-// Single-core BLAS rate on the per-rank local shape m_loc x n_loc x k, measured on rank 0 with
-// one thread while the other ranks wait; broadcast to all. GFLOP/s per core.
-template <class T>
-double blas_rate(index_t m_loc, index_t n_loc, index_t k, double flops_per_fma, int threads, MPI_Comm comm) {
-    double gflops = 0;
-    if (world_rank() == 0 && m_loc > 0 && n_loc > 0 && k > 0) {
-        omp_set_num_threads(1);
-        std::vector<T> a(static_cast<std::size_t>(m_loc * k)), b(static_cast<std::size_t>(k * n_loc)),
-            c(static_cast<std::size_t>(m_loc * n_loc));
-        for (std::size_t i = 0; i < a.size(); ++i) a[i] = element<T>(7, static_cast<index_t>(i), 0);
-        for (std::size_t i = 0; i < b.size(); ++i) b[i] = element<T>(8, static_cast<index_t>(i), 0);
-        double best = INFINITY;
-        for (int r = 0; r < 4; ++r) {  // a warm-up, then best of 3
-            const double t0 = MPI_Wtime();
-            kernels::gemm<T>(Op::N, Op::N, m_loc, n_loc, k, T(1), a.data(), m_loc, b.data(), k, T(0), c.data(), m_loc);
-            const double dt = MPI_Wtime() - t0;
-            if (r > 0) best = std::min(best, dt);
-        }
-        gflops = flops_per_fma * static_cast<double>(m_loc) * static_cast<double>(n_loc) * static_cast<double>(k) / best / 1e9;
-        omp_set_num_threads(threads);
-    }
+// One more call of `body`, traced (lib/core/trace.hpp), not among the reported runs: the trace of
+// every rank goes to `path` (written by rank 0). Returns the call's time, max over ranks.
+template <class Body>
+double traced_run(MPI_Comm comm, const std::string& path, Body&& body) {
+    detail::trace::start(comm);
+    const double t0 = MPI_Wtime();
+    body();
     MPI_Barrier(comm);
-    MPI_Bcast(&gflops, 1, MPI_DOUBLE, 0, comm);
-    return gflops;
+    double dt = MPI_Wtime() - t0;
+    detail::trace::stop();
+    MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, comm);
+    detail::trace::write(comm, path);
+    return dt;
 }
 
 // A 1x1x1 product: initializes the BLAS (blas_kernel_name() aborts if asked before that).

@@ -31,6 +31,7 @@
 
 #include "cala/device.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 #include "device/chunked.hpp"
 #include "kernels/blas.hpp"
 
@@ -53,7 +54,7 @@ struct DeviceArgs {
 };
 
 void say(const std::string& s) { std::fprintf(stderr, "cala-bench device: %s\n", s.c_str()); }
-void emit(const nlohmann::json& j) { std::printf("%s\n", j.dump().c_str()); std::fflush(stdout); }
+void emit_line(const nlohmann::json& j) { emit(nlohmann::ordered_json::parse(j.dump())); }
 
 /// Host memory for an operand: pinned when the devices are GPUs.
 class HostBuffer {
@@ -133,7 +134,7 @@ void run(DeviceArgs a) {
         say("cala was built without CUDA (-Dcuda=disabled): no GPU figures; --devices host runs the "
             "chunked engine on a HostDevice");
         skip["reason"] = "built without CUDA";
-        emit(skip);
+        emit_line(skip);
         return;
     }
 #else
@@ -141,7 +142,7 @@ void run(DeviceArgs a) {
         say("no CUDA device is visible: the GPU figures (case c2 vs in-core cuBLAS and cublasXt) are owed; "
             "run this command where a GPU is present");
         skip["reason"] = "no CUDA device";
-        emit(skip);
+        emit_line(skip);
         return;
     }
 #endif
@@ -191,7 +192,7 @@ void run(DeviceArgs a) {
             j["threads"] = omp_get_max_threads();
             ref_s = t.first, have_ref = true;
         }
-        if (have_ref) emit(j);
+        if (have_ref) emit_line(j);
     }
 
     // 2. cala's chunked engine with the cap (case c2 for --c-over-mem > 1).
@@ -232,13 +233,13 @@ void run(DeviceArgs a) {
         const auto x = cuda::cublasxt_dgemm(ordinal, a.m, a.n, a.k, a.tile, A.data(), B.data(), C.data(), a.runs);
         nlohmann::json jx = line("cublasxt", a, {x.best_s, x.median_s});
         if (have_ref) jx["check_error"] = check_error(C.data(), ref.data(), sc, a.k);
-        emit(jx);
+        emit_line(jx);
         j["vs_cublasxt"] = x.best_s / t.first;
         j["target_vs_cublasxt"] = 1.2;
         j["met_vs_cublasxt"] = x.best_s / t.first >= 1.2;
     }
 #endif
-    emit(j);
+    emit_line(j);
 }
 
 }  // namespace

@@ -13,6 +13,9 @@
 //       makespan (median over --runs, after one warm-up), the simulator's prediction for the
 //       platform discovered in the same call, the master's CPU use, the tracked one-port and
 //       memory rules, the master's words against the model, and a probe check of C.
+//   mpiexec.mpich -n 3 cala-bench mw --strategies Het --compute-slowdown 1,2 --trace mw.json
+//       after the timed runs, one traced run: a Chrome/Perfetto trace (lib/core/trace.hpp) of the
+//       master's block transfers and the workers' block products and waits, one row per rank.
 //
 // The paper's platforms (Section 6): 8 workers; q = 80; A 8000 x 8000, B 8000 x n. Link and
 // compute costs of the reference worker, c0 = 8 ms per 80 x 80 double block and w0 = 0.34 ms
@@ -41,6 +44,8 @@
 #include "cala/cala.hpp"
 #include "cala/mw.hpp"
 #include "commands.hpp"
+#include "common.hpp"
+#include "output.hpp"
 
 namespace cala::bench {
 
@@ -54,6 +59,7 @@ struct MwArgs {
     std::vector<double> memory_mib{2}, compute_slowdown, link_slowdown;
     double poll_us = 100;
     int runs = 3;
+    std::string trace;
 };
 
 int rank_of_world() {
@@ -62,15 +68,9 @@ int rank_of_world() {
     return r;
 }
 
-void progress(const std::string& s) {
-    if (rank_of_world() == 0) std::fprintf(stderr, "cala-bench mw: %s\n", s.c_str());
-}
+void progress(const std::string& s) { cala::bench::progress("mw", s); }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t h = v.size() / 2;
-    return v.empty() ? 0 : v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
+double median(const std::vector<double>& v) { return median_of(v); }
 
 double loadavg() {
     std::ifstream f("/proc/loadavg");
@@ -177,7 +177,7 @@ void run_simulation(const MwArgs& args) {
                 {"q", in.p.q},
                 {"workers", platform_json(in.p)},
             };
-            std::cout << j.dump() << std::endl;
+            emit(j);
         }
         het_cost += all[0].makespan_s / best;
         het_cost_max = std::max(het_cost_max, all[0].makespan_s / best);
@@ -205,7 +205,7 @@ void run_simulation(const MwArgs& args) {
         {"het_mean_makespan_over_lp_bound", bound_ratio / np},
         {"strategies", per},
     };
-    std::cout << j.dump() << std::endl;
+    emit(j);
 }
 
 // ---- real runs
@@ -290,6 +290,15 @@ void run_real(const MwArgs& args) {
             disc.push_back(rep.discovery_s);
             plan.push_back(rep.planning_s);
         }
+        double trace_s = 0;
+        if (!args.trace.empty()) {
+            progress(std::string(mw::to_string(s)) + ": one traced run, written to " + args.trace);
+            c = c0;
+            trace_s = traced_run(MPI_COMM_WORLD, args.trace, [&] {
+                mw::gemm<T>(m, n, k, master ? a.data() : nullptr, m, master ? b.data() : nullptr, k,
+                            master ? c.data() : nullptr, m, world, o);
+            });
+        }
         if (!master) continue;
         std::vector<double> err;
         for (std::size_t i = 0; i < meas.size(); ++i) err.push_back(meas[i] / pred[i] - 1);
@@ -346,7 +355,11 @@ void run_real(const MwArgs& args) {
             {"loadavg_1min", loadavg()},
             {"threads", local_threads()},
         };
-        std::cout << j.dump() << std::endl;
+        if (!args.trace.empty()) {
+            j["trace_file"] = args.trace;
+            j["trace_time_s"] = trace_s;
+        }
+        emit(j);
     }
 }
 
@@ -394,7 +407,12 @@ void add_mw_command(CLI::App& app) {
     sub->add_option("--type", args->type, "element type: s, d, c, z")
         ->capture_default_str()
         ->check(CLI::IsMember({"s", "d", "c", "z"}));
+    sub->add_option("--trace", args->trace,
+                    "after the timed runs, one traced run: a Chrome/Perfetto trace of all ranks to this file "
+                    "(one strategy)");
     sub->callback([args] {
+        if (!args->trace.empty() && (args->simulate || args->strategies.size() != 1))
+            throw CLI::ValidationError("--trace", "traces one real run: give one strategy (--strategies Het), no --simulate");
         if (args->simulate) return run_simulation(*args);
         if (args->type == "s")
             run_real<float>(*args);

@@ -1,4 +1,4 @@
-// cala-bench potrf: cala::potrf against the BLAS dgemm rate and ScaLAPACK's p?potrf, same run.
+// cala-bench potrf: cala::potrf against the concurrent reference and ScaLAPACK's p?potrf, same run.
 //
 // cala-bench potrf -> cala::potrf (2D | Repl | ReplPart; panel Single | Aggregated) | scalapack_ref (p?potrf_)
 //
@@ -6,7 +6,14 @@
 // time, barrier, and a run's time is the maximum over ranks. A is reset to the same Hermitian
 // positive definite matrix before every run (not timed). The last factor is checked with a
 // random probe: ‖A·x − L·(Lᴴ·x)‖∞ / (n·‖A‖∞·‖x‖∞·eps), computed with cala::gemm.
-// The BLAS rate is the single-core dgemm rate on a 2048³ product (rank 0) times the cores used.
+// Reference (concurrent_ref.hpp): the product potrf's trailing update is made of, at this run's local
+// shape: every thread of every rank, at once, C (rows x b) -= A (rows x b)·B (b x b)ᴴ on one thread,
+// rows = the local rows of A on the working grid, b = the working block size; the machine's rate
+// is the sum over ranks, the median of 5 repeats before the runs and 5 after each configuration's
+// runs. efficiency = cala's median rate / that; above 1 is an error.
+//
+// --trace FILE: one more run after the timed ones (not among them; its time is trace_time_s),
+// traced (lib/core/trace.hpp): a Chrome/Perfetto trace of every rank's threads, by rank 0.
 //
 // --count-only: one run, no timing references: words and messages per rank, measured and
 // modeled (the counting runs of oversubscribed grids).
@@ -25,6 +32,7 @@
 #include "cala/cala.hpp"
 #include "commands.hpp"
 #include "common.hpp"
+#include "concurrent_ref.hpp"
 #include "scalapack_ref.hpp"
 
 namespace cala::bench {
@@ -33,14 +41,12 @@ namespace {
 
 struct PotrfArgs {
     index_t n = 4096, nb = 256, block_size = 0;
-    std::string grid, variant = "auto", compare = "none", type = "d", panel = "shared", uplo = "L";
+    std::string grid, variant = "auto", compare = "none", type = "d", panel = "shared", uplo = "L", trace;
     int runs = 5, threads = 0, lookahead = 1, panel_threads = 0;
     bool plan = false, count_only = false;
 };
 
-void progress(const std::string& s) {
-    if (world_rank() == 0) std::fprintf(stderr, "cala-bench potrf: %s\n", s.c_str());
-}
+void progress(const std::string& s) { cala::bench::progress("potrf", s); }
 
 // A(i, j) = u(min, max) off the diagonal (conjugated above it), n + |u| on it: Hermitian,
 // diagonally dominant, the same on every grid.
@@ -111,17 +117,20 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
                          .block_size = args.block_size, .panel_threads = args.panel_threads};
     if (g3.c > 0 && base.variant == CholeskyVariant::Auto) base.variant = CholeskyVariant::ReplPart;
     const CholeskyPlanInfo plan = plan_potrf(uplo, a0.layout(), grid.order(), base, sizeof(T), is_complex_v<T>);
-    if (args.plan) progress("plan " + plan.describe());
+    if (args.plan && world_rank() == 0) std::fprintf(stderr, "cala-bench potrf: plan %s\n", plan.describe().c_str());
     const double fma = is_complex_v<T> ? 8.0 : 2.0;
     const double flops = fma / 6.0 * double(n) * double(n) * double(n);  // n³/3 multiply-adds
     const int ranks = grid.comm().size();
 
-    double blas_gflops = 0;
-    if (!args.count_only) {
-        const index_t s = std::min<index_t>(2048, std::max<index_t>(n, 1));
-        progress("measuring the single-core BLAS rate on rank 0 (" + std::to_string(s) + "^3)");
-        blas_gflops = blas_rate<T>(s, s, s, fma, args.threads, comm);
-    }
+    const index_t rb = plan.block_size > 0 ? plan.block_size : nb;
+    const index_t rows = std::min(n, ceil_div(ceil_div(n, rb), index_t(std::max(plan.grid.p, 1))) * rb);
+    auto measure_reference = [&] {
+        progress("the concurrent reference: " + std::to_string(rows) + "x" + std::to_string(rb) + "x" +
+                 std::to_string(rb) + " on every thread of every rank at once");
+        return gemm_reference<T>(rows, rb, rb, Op::C, Threading::PerThread, args.threads, comm);
+    };
+    Reference ref;
+    if (!args.count_only) ref = measure_reference();
     std::vector<PanelMode> modes;
     if (args.panel == "shared" || args.panel == "all") modes.push_back(PanelMode::Shared);
     if (args.panel == "single" || args.panel == "all") modes.push_back(PanelMode::Single);
@@ -130,14 +139,14 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
     double scalapack_best = 0;
     nlohmann::ordered_json sref;
     if (args.compare == "scalapack" && !args.count_only) {
-        progress("ScaLAPACK p?potrf, " + std::to_string(args.runs) + " runs");
         BlacsGrid blacs(p, q);
         index_t info = 0;
-        const Times ts = time_runs(args.runs, comm, [&] { copy_local<T>(a0, a); },
+        const Times ts = time_runs("potrf", "ScaLAPACK p?potrf", args.runs, comm, [&] { copy_local<T>(a0, a); },
                                    [&] { info = ppotrf<T>(blacs, uplo, a); });
         scalapack_best = ts.best();
         sref = {{"scalapack_time_s", ts.best()}, {"scalapack_time_median_s", ts.median()}, {"scalapack_times_s", ts.runs},
-                {"scalapack_gflops", flops / ts.best() / 1e9}, {"scalapack_info", info},
+                {"scalapack_gflops", flops / ts.best() / 1e9}, {"scalapack_gflops_median", flops / ts.median() / 1e9},
+                {"scalapack_info", info},
                 {"scalapack_check_error", probe_error<T>(uplo, a0, a, seed ^ 5)}};
     }
 
@@ -145,12 +154,10 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
         CholeskyOptions opts = base;
         opts.panel = mode;
         const char* mname = mode == PanelMode::Single ? "single" : mode == PanelMode::Shared ? "shared" : "aggregated";
-        progress(std::string("cala::potrf ") + plan.describe() + ", panel " + mname + ", " +
-                 std::to_string(args.count_only ? 1 : args.runs) + " runs");
         Traffic tr;
         std::int64_t extra = 0;
         index_t info = 0;
-        const Times tc = time_runs(args.count_only ? 1 : args.runs, comm, [&] { copy_local<T>(a0, a); },
+        const Times tc = time_runs("potrf", std::string("cala::potrf panel ") + mname, args.count_only ? 1 : args.runs, comm, [&] { copy_local<T>(a0, a); },
                                    [&] {
                                        reset_traffic();
                                        reset_peak_memory();
@@ -183,16 +190,22 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
             j["time_median_s"] = tc.median();
             j["times_s"] = tc.runs;
             j["gflops"] = rate;
-            j["blas_gflops"] = blas_gflops;
-            j["blas_kernel"] = blas_kernel_name();
-            j["efficiency_vs_blas_dgemm"] = rate / (ranks * args.threads * blas_gflops);
+            j["gflops_median"] = flops / tc.median() / 1e9;
             j["check_error"] = probe_error<T>(uplo, a0, a, seed ^ 5);
             if (scalapack_best > 0) {
                 for (auto& [k, v] : sref.items()) j[k] = v;
                 j["speedup_vs_scalapack"] = scalapack_best / tc.best();
             }
+            if (!args.trace.empty()) {
+                progress("one traced run, written to " + args.trace);
+                copy_local<T>(a0, a);
+                j["trace_file"] = args.trace;
+                j["trace_time_s"] = traced_run(comm, args.trace, [&] { potrf<T>(uplo, a, opts); });
+            }
+            ref.add(measure_reference());  // after each configuration's runs too
+            add_efficiency(j, "potrf", flops / tc.median() / 1e9, ref, ranks * args.threads);
         }
-        if (world_rank() == 0) std::cout << j.dump() << std::endl;
+        emit(j);
     }
 }
 
@@ -220,6 +233,8 @@ void run(const PotrfArgs& in) {
         throw CLI::ValidationError("--grid", std::to_string(p) + "x" + std::to_string(q) + " needs " +
                                                  std::to_string(p * q) + " ranks, running on " + std::to_string(size));
     if (args.threads <= 0) args.threads = omp_get_max_threads();
+    if (!args.trace.empty() && (args.panel == "all" || args.count_only))
+        throw CLI::ValidationError("--trace", "traces one timed configuration: not with --panel all or --count-only");
     if (args.type == "d") run_potrf<double>(args, p, q, g3);
     else if (args.type == "s") run_potrf<float>(args, p, q, g3);
     else if (args.type == "z") run_potrf<std::complex<double>>(args, p, q, g3);
@@ -248,6 +263,8 @@ void add_potrf_command(CLI::App& app) {
         ->check(CLI::IsMember({"none", "scalapack"}))->capture_default_str();
     cmd->add_option("--type", args->type, "element type: d, s, z, c")->check(CLI::IsMember({"d", "s", "z", "c"}))->capture_default_str();
     cmd->add_flag("--plan", args->plan, "print the planner's choice (stderr)");
+    cmd->add_option("--trace", args->trace,
+                    "after the timed runs, one traced run: a Chrome/Perfetto trace of all ranks and threads to this file");
     cmd->add_flag("--count-only", args->count_only, "one untimed run: measured and modeled words and messages");
     cmd->callback([args] { run(*args); });
 }

@@ -8,9 +8,11 @@
 //
 // --n is the extent per rank along every dimension (weak scaling: the global domain is
 // n·px × n·py [× n·pz]). Measured in the same run, all ranks at once:
-//   copy_gbs       per-rank copy bandwidth: an OpenMP loop b[i] = a[i] (ordinary stores, as the
-//                  sweep's) over two arrays of --copy-mib MiB each (far above the 32 MiB L3),
-//                  bytes = read + written = 2·sizeof(T)·len, time max over ranks, best of 10
+//   copy_gbs       per-rank copy bandwidth, the concurrent reference: every rank at once, an
+//                  OpenMP loop b[i] = a[i] on all its threads (ordinary stores, as the sweep's)
+//                  over two arrays of the size of this rank's field (--copy-mib overrides), so
+//                  that a field that fits in cache is compared with a copy that does too;
+//                  bytes = read + written = 2·sizeof(T)·len, time max over ranks, median of 10
 //                  before the sweeps and 10 after (the lines are printed at the end);
 //   update_rate    local sweep rate: min(--steps, 16) steps of the same stencil on this rank's
 //                  block alone (no halo, no message), owned points per second, best of --runs,
@@ -19,9 +21,10 @@
 //   bandwidth_gbs  over half the round trip); used by the model of this run.
 // Per depth: one warm-up call, then --runs timed calls of --steps steps (barrier, time,
 // barrier; max over ranks); time_per_step_s is the best, time_per_step_median_s the median.
-//   roofline_fraction = (2·sizeof(T)·owned points / time_per_step_s) / (copy_gbs·1e9):
+//   roofline_fraction = (2·sizeof(T)·owned points / time_per_step_median_s) / (copy_gbs·1e9):
 //   the sweep's minimum memory traffic per step (read every point once, write it once) at the
-//   measured rate, over the copy bandwidth. local_roofline_fraction: the same from update_rate.
+//   median rate (sweep_gbs), over the copy bandwidth (median over median). Above 1 is reported
+//   as an error (output.hpp). local_roofline_fraction: the same from update_rate.
 // Model: model_time_per_step_s = stencil_time(cost of this rank, {latency, bandwidth,
 // update_rate} measured above) / steps, max over ranks. With --model-ranks P the same local
 // block on P ranks (squarest grid) and --model-latency-us / --model-bandwidth-gbs (default:
@@ -45,6 +48,7 @@
 #include "cala/cala.hpp"
 #include "cala/stencil.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 
 namespace cala::bench {
 
@@ -57,7 +61,7 @@ struct StencilArgs {
     std::vector<int> depths{1, 2, 4, 8, 16};
     std::int64_t steps = 64;
     int runs = 3, threads = 0, model_ranks = 0;
-    double model_latency_us = -1, model_bandwidth_gbs = -1, copy_mib = 256;
+    double model_latency_us = -1, model_bandwidth_gbs = -1, copy_mib = 0;
     bool no_overlap = false;
 };
 
@@ -67,9 +71,7 @@ int world_rank() {
     return r;
 }
 
-void progress(const std::string& s) {
-    if (world_rank() == 0) std::fprintf(stderr, "cala-bench stencil: %s\n", s.c_str());
-}
+void progress(const std::string& s) { cala::bench::progress("stencil", s); }
 
 double max_over_ranks(double v) {
     MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -109,8 +111,9 @@ __attribute__((optimize("no-tree-loop-distribute-patterns"))) void copy_loop(con
     for (std::int64_t i = 0; i < len; ++i) b[i] = a[i];
 }
 
+// Copy bandwidths (GB/s per rank), one per timed repeat.
 template <class T>
-double copy_gbs(double mib) {
+std::vector<double> copy_gbs(double mib) {
     const std::int64_t len = static_cast<std::int64_t>(mib * 1024 * 1024 / sizeof(T));
     std::unique_ptr<T[]> a(new T[len]), b(new T[len]);
 #pragma omp parallel for schedule(static)
@@ -118,12 +121,12 @@ double copy_gbs(double mib) {
         a[i] = T(1);
         b[i] = T(0);
     }
-    std::vector<double> t;
+    std::vector<double> rates;
     for (int r = 0; r < 11; ++r) {
         const double dt = timed([&] { copy_loop(a.get(), b.get(), len); });
-        if (r > 0) t.push_back(dt);
+        if (r > 0) rates.push_back(2.0 * sizeof(T) * static_cast<double>(len) / dt / 1e9);
     }
-    return 2.0 * sizeof(T) * static_cast<double>(len) / best(t) / 1e9;
+    return rates;
 }
 
 struct PingPong {
@@ -233,8 +236,9 @@ void run_stencil(const StencilArgs& args, const std::array<int, 3>& procs) {
     };
     init();
 
-    progress("copy bandwidth over 2 x " + std::to_string(args.copy_mib) + " MiB per rank");
-    double copy = copy_gbs<T>(args.copy_mib);  // measured again after the sweeps; the best counts
+    const double copy_mib = args.copy_mib > 0 ? args.copy_mib : static_cast<double>(sizeof(T) * owned) / 1048576.0;
+    progress("copy bandwidth over 2 x " + std::to_string(copy_mib) + " MiB per rank, all ranks at once");
+    std::vector<double> copies = copy_gbs<T>(copy_mib);  // and again after the sweeps
     progress("ping-pong");
     const PingPong pp = ping_pong();
 
@@ -267,7 +271,7 @@ void run_stencil(const StencilArgs& args, const std::array<int, 3>& procs) {
     const int best_depth = choose_stencil_depth(target, st.shape(), there, sizeof(T));
 
     std::vector<nlohmann::ordered_json> lines;
-    std::vector<double> best_step;
+    std::vector<double> median_step;
     for (int s : args.depths) {
         progress("depth " + std::to_string(s) + ", " + std::to_string(args.runs) + " runs of " +
                  std::to_string(args.steps) + " steps");
@@ -301,7 +305,7 @@ void run_stencil(const StencilArgs& args, const std::array<int, 3>& procs) {
             {"model_redundant_updates_per_step", static_cast<double>(max_over_ranks(model.redundant_updates)) / steps},
             {"exchanges", max_over_ranks(stats.exchanges)},
             {"roofline_fraction", 0.0},  // set below, once the copy bandwidth is final
-            {"sweep_gbs", sweep_bytes / tbest / 1e9},
+            {"sweep_gbs", 0.0},  // (median) set below
             {"copy_gbs", 0.0},
             {"local_roofline_fraction", 0.0},
             {"update_rate", rate},
@@ -312,15 +316,25 @@ void run_stencil(const StencilArgs& args, const std::array<int, 3>& procs) {
             {"model_best_depth", best_depth},
         };
         lines.push_back(j);
-        best_step.push_back(tbest);
+        median_step.push_back(median(t));
     }
     progress("copy bandwidth again");
-    copy = std::max(copy, copy_gbs<T>(args.copy_mib));
+    for (double c : copy_gbs<T>(copy_mib)) copies.push_back(c);
+    const double copy = median(copies);
     for (std::size_t i = 0; i < lines.size(); ++i) {
-        lines[i]["roofline_fraction"] = sweep_bytes / best_step[i] / (copy * 1e9);
+        const double fraction = sweep_bytes / median_step[i] / (copy * 1e9);
+        lines[i]["roofline_fraction"] = fraction;
+        lines[i]["sweep_gbs"] = sweep_bytes / median_step[i] / 1e9;
         lines[i]["copy_gbs"] = copy;
+        lines[i]["copy_mib"] = copy_mib;
+        if (fraction > 1.0) {
+            const std::string msg = "roofline_fraction " + std::to_string(fraction) +
+                                    " > 1: the sweep beat the concurrent copy of the same size (a noisy reference)";
+            lines[i]["error"] = msg;
+            report_error("stencil", msg);
+        }
         lines[i]["local_roofline_fraction"] = sweep_bytes * rate / static_cast<double>(owned) / (copy * 1e9);
-        if (world_rank() == 0) std::cout << lines[i].dump() << std::endl;
+        emit(lines[i]);
     }
 }
 
@@ -361,8 +375,8 @@ void add_stencil_command(CLI::App& app) {
     cmd->add_option("--threads", args->threads, "OpenMP threads per rank (default: OpenMP's max)")
         ->check(CLI::NonNegativeNumber);
     cmd->add_flag("--no-overlap", args->no_overlap, "wait for the halo before computing the interior");
-    cmd->add_option("--copy-mib", args->copy_mib, "size of each copy-bandwidth array, MiB")
-        ->check(CLI::PositiveNumber)->capture_default_str();
+    cmd->add_option("--copy-mib", args->copy_mib, "size of each copy-bandwidth array, MiB (0: this rank's field)")
+        ->check(CLI::NonNegativeNumber)->capture_default_str();
     cmd->add_option("--model-latency-us", args->model_latency_us, "model latency per message (default: measured)");
     cmd->add_option("--model-bandwidth-gbs", args->model_bandwidth_gbs, "model bandwidth per rank (default: measured)");
     cmd->add_option("--model-ranks", args->model_ranks, "ranks of the modelled machine (default: this run's)")

@@ -7,12 +7,16 @@
 #include <vector>
 
 #include "cholesky/team.hpp"
+#include "core/trace.hpp"
 #include "core/workspace.hpp"
 #include "kernels/blas.hpp"
 
 namespace cala::detail {
 
 namespace {
+
+using trace::Kind;
+using trace::Span;
 
 template <class T>
 class Engine {
@@ -121,6 +125,7 @@ private:
             if (h > 1) {
                 Buffer<T> buf(b * b);
                 kernels::copy(Op::N, b, b, d, ldw_, buf.data(), b);
+                Span s(Kind::Bcast, "allreduce diag");
                 a_.fiber->iallreduce_sum(buf.data(), b * b).wait();
                 kernels::copy(Op::N, b, b, buf.data(), b, d, ldw_);
             }
@@ -128,6 +133,7 @@ private:
             {
                 Aggregate team(agg_);
                 kernels::ThreadScope k(team.size());
+                Span s(Kind::Potrf, "potrf");
                 info = kernels::potrf(true, b, d, ldw_);
             }
             if (info > 0 && (fail_ == 0 || g_.start(l) + info < fail_)) fail_ = g_.start(l) + info;
@@ -139,6 +145,7 @@ private:
             if (p > 1) {
                 lll = Buffer<T>(b * b);
                 if (diag_owner) kernels::copy(Op::N, b, b, tile(l, l), ldw_, lll.data(), b);
+                Span s(Kind::Bcast, "bcast L(l,l)");
                 a_.col_comm->ibcast(lll.data(), b * b, g_.ro(l)).wait();
             }
         }
@@ -154,6 +161,7 @@ private:
                 pack(tl, l, 0, b, bufs[t].data(), rows);
                 reqs.push_back(a_.fiber->ireduce_sum(bufs[t].data(), bufs[t].data(), rows * b, t));
             }
+            Span s(Kind::Bcast, "reduce panel");
             wait_all(reqs);
             if (!mine.empty()) unpack(mine, l, bufs[me_].data(), g_.rows_of(mine));
         }
@@ -198,22 +206,28 @@ private:
         if (!shared_) {
             Aggregate team(agg_);
             kernels::ThreadScope k(team.size());
+            Span s(Kind::Trsm, "trsm");
             if (contiguous) kernels::trsm_right_lower_ch(rows, b, lp, ldl, tile(mine.front(), l), ldw_);
             else for (index_t i : mine) kernels::trsm_right_lower_ch(g_.size(i), b, lp, ldl, tile(i, l), ldw_);
             return;
         }
         Buffer<T> inv(b * b);
-        kernels::inverse_lower(b, lp, ldl, inv.data());
+        {
+            Span s(Kind::Panel, "inverse");
+            kernels::inverse_lower(b, lp, ldl, inv.data());
+        }
         const T* iv = inv.data();
         if (contiguous) {
             T* x = tile(mine.front(), l);
             crew(shared_ ? threads_ : 1, ceil_div(rows, kChunk), [&](index_t c) {
                 const index_t i0 = c * kChunk;
+                Span s(Kind::Trsm, "trmm");
                 kernels::trmm_right_lower_ch(std::min(kChunk, rows - i0), b, iv, x + i0, ldw_);
             });
         } else {
             crew(shared_ ? threads_ : 1, static_cast<index_t>(mine.size()), [&](index_t c) {
                 const index_t i = mine[static_cast<std::size_t>(c)];
+                Span s(Kind::Trsm, "trmm");
                 kernels::trmm_right_lower_ch(g_.size(i), b, iv, tile(i, l), ldw_);
             });
         }
@@ -247,7 +261,10 @@ private:
                 reqs.push_back(a_.fiber->irecv(in[t].data(), g_.rows_of(tl) * (s1 - s0), t, 71));
             }
         }
-        wait_all(reqs);
+        {
+            Span s(Kind::Bcast, "distribute panel");
+            wait_all(reqs);
+        }
         if (s1 == s0) return;
         const index_t nrows = g_.rows_of(pn.rows);
         pn.lr = Buffer<T>(nrows * (s1 - s0));
@@ -284,6 +301,7 @@ private:
 
     // Step G complete on this rank: the row broadcast in, the column broadcasts posted and in.
     void wait_panel(Panel& pn) {
+        Span s(Kind::Wait, "wait panel");
         wait_all(pn.row_req);
         if (!pn.col_posted) post_columns(pn);
         wait_all(pn.col_req);
@@ -335,8 +353,10 @@ private:
 
     void update_column(const std::optional<ColumnOp>& op, bool poll_ok = false) {
         if (!op) return;
-        if (op->diag > 0)
+        if (op->diag > 0) {
+            Span s(Kind::Herk, "herk");
             kernels::herk(true, Op::N, op->diag, op->k, real_t<T>(-1), op->a, op->lda, real_t<T>(1), op->c, ldw_);
+        }
         if (op->rows > op->diag)
             gemm_polled(op->rows - op->diag, op->bj, op->k, op->a + op->diag, op->lda, op->b, op->ldb,
                         op->c + op->diag, poll_ok);
@@ -350,10 +370,12 @@ private:
         const index_t first = op->diag > 0 ? 1 : 0;
         crew(shared_ ? threads_ : 1, first + ceil_div(below, kChunk), [&](index_t c) {
             if (c < first) {
+                Span s(Kind::Herk, "herk");
                 kernels::herk(true, Op::N, op->diag, k, real_t<T>(-1), op->a, op->lda, real_t<T>(1), op->c, ldw_);
                 return;
             }
             const index_t i0 = op->diag + (c - first) * kChunk;
+            Span s(Kind::Gemm, "gemm");
             kernels::gemm(Op::N, Op::C, std::min(kChunk, op->rows - i0), op->bj, k, T(-1), op->a + i0, op->lda, op->b,
                           op->ldb, T(1), op->c + i0, ldw_);
         });
@@ -365,11 +387,16 @@ private:
                      bool poll_ok) {
         constexpr index_t kChunk = 768;
         if (!poll_ok || m <= kChunk) {
+            Span s(Kind::Gemm, "gemm");
             kernels::gemm(Op::N, Op::C, m, n, k, T(-1), a, lda, b, ldb, T(1), c, ldw_);
             return;
         }
         for (index_t i = 0; i < m; i += kChunk) {
-            kernels::gemm(Op::N, Op::C, std::min(kChunk, m - i), n, k, T(-1), a + i, lda, b, ldb, T(1), c + i, ldw_);
+            {
+                Span s(Kind::Gemm, "gemm");
+                kernels::gemm(Op::N, Op::C, std::min(kChunk, m - i), n, k, T(-1), a + i, lda, b, ldb, T(1), c + i,
+                              ldw_);
+            }
             poll();
         }
     }

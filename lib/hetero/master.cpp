@@ -8,12 +8,15 @@
 #include <list>
 #include <optional>
 
+#include "core/trace.hpp"
 #include "core/workspace.hpp"
 #include "hetero/master_core.hpp"
 #include "hetero/runtime.hpp"
 #include "kernels/blas.hpp"
 
 namespace cala::mw::detail {
+
+namespace trace = cala::detail::trace;
 
 namespace {
 
@@ -102,6 +105,9 @@ void run_master(const Comm& comm, const Plan& plan, const Dims& d, const T* a, i
     bool in_flight = false;
     double t_block = 0, hold_until = 0;
     int transfers = 0;
+    // The trace (when on): one transfer span per block, the emulated link's hold included; the
+    // next block starts after the hold, and its span after the previous one's end.
+    std::int64_t tr_begin = 0, tr_end = 0;
 
     const double cpu0 = thread_cpu_s();
     const double t0 = now_s();
@@ -112,6 +118,7 @@ void run_master(const Comm& comm, const Plan& plan, const Dims& d, const T* a, i
 
     auto start_block = [&] {
         t_block = now_s();  // the copy out of A, B or C is part of the transfer (as in discover())
+        if (trace::on()) tr_begin = trace::now_ns();
         const BlockRef<T>& blk = blocks[next_block];
         const int peer = rank_of(op->worker, master);
         if (op->kind == OpKind::RecvResult) {
@@ -160,6 +167,17 @@ void run_master(const Comm& comm, const Plan& plan, const Dims& d, const T* a, i
             if (op->kind == OpKind::RecvResult) t_last = t - t0;
             const double f = link_slowdown.empty() ? 1.0 : link_slowdown[op->worker];
             hold_until = t + (f - 1) * (t - t_block);
+            if (trace::on()) {
+                // (MPI_Wtime decides when the hold ends, the trace clock draws it: a span starts no
+                // earlier than the previous one ended)
+                const std::int64_t now = trace::now_ns(), begin = std::max(tr_begin, tr_end);
+                tr_end = std::max(begin, now + static_cast<std::int64_t>((f - 1) * static_cast<double>(now - tr_begin)));
+                trace::record(trace::Kind::Transfer,
+                              op->kind == OpKind::SendC      ? "send C"
+                              : op->kind == OpKind::SendStep ? "send step"
+                                                             : "receive C",
+                              begin, tr_end);
+            }
             rep.port_busy_s += hold_until - t_block;
             ++rep.port_blocks;
             ++next_block;

@@ -12,11 +12,15 @@
 //   ...
 //   READY_RESULT; send the C blocks
 
+#include "core/trace.hpp"
 #include "core/workspace.hpp"
 #include "hetero/runtime.hpp"
 #include "kernels/blas.hpp"
 
 namespace cala::mw::detail {
+
+using cala::detail::trace::Kind;
+using cala::detail::trace::Span;
 
 template <class T>
 std::int64_t run_worker(const Comm& comm, int master, double slowdown, double master_poll) {
@@ -37,12 +41,15 @@ std::int64_t run_worker(const Comm& comm, int master, double slowdown, double ma
     for (;;) {
         std::int64_t task[6] = {};
         Request rt = comm.irecv(task, 6, master, kTagTask);
-        poll_until(
-            [&] {
-                ctrl.progress();
-                return rt.test();
-            },
-            poll);
+        {
+            Span w(Kind::Wait, "wait task");
+            poll_until(
+                [&] {
+                    ctrl.progress();
+                    return rt.test();
+                },
+                poll);
+        }
         if (task[0] < 0) break;
         const index_t rows = task[0], cols = task[1], k = task[2], kd = task[3], q = task[5];
         const int nbuf = static_cast<int>(task[4]);
@@ -88,22 +95,28 @@ std::int64_t run_worker(const Comm& comm, int master, double slowdown, double ma
         for (index_t s = 0; s < first; ++s) post_step(s);
         ctrl.send(kReadyC);
         for (index_t s = 0; s < first; ++s) ctrl.send(kReadyStep);
-        poll_until(
-            [&] {
-                ctrl.progress();
-                return all_done(creq);
-            },
-            poll);
+        {
+            Span w(Kind::Wait, "wait C");
+            poll_until(
+                [&] {
+                    ctrl.progress();
+                    return all_done(creq);
+                },
+                poll);
+        }
 
         for (index_t s = 0; s < nsteps; ++s) {
             const int b = static_cast<int>(s % nbuf);
             const index_t len = len_of(s), kb = nblocks(len, q);
-            poll_until(
-                [&] {
-                    ctrl.progress();
-                    return all_done(sreq[b]);
-                },
-                poll);
+            {
+                Span w(Kind::Wait, "wait step");
+                poll_until(
+                    [&] {
+                        ctrl.progress();
+                        return all_done(sreq[b]);
+                    },
+                    poll);
+            }
             // Multiply block by block; between blocks, drive MPI so that the next step keeps
             // arriving (its receives are posted) and the control messages leave.
             auto progress = [&] {
@@ -113,6 +126,7 @@ std::int64_t run_worker(const Comm& comm, int master, double slowdown, double ma
             for (index_t kk = 0; kk < kb; ++kk)
                 for (index_t j = 0; j < cb; ++j)
                     for (index_t i = 0; i < rb; ++i) {
+                        Span g(Kind::Gemm, slowdown > 1 ? "gemm (and emulated slowdown)" : "gemm");
                         const double t0 = now_s();
                         const index_t bk = bsize(len, q, kk);
                         kernels::gemm<T>(Op::N, Op::N, br(i), bc(j), bk, T(1), ablk(b, i, kk),
@@ -140,12 +154,15 @@ std::int64_t run_worker(const Comm& comm, int master, double slowdown, double ma
         for (index_t j = 0; j < cb; ++j)
             for (index_t i = 0; i < rb; ++i)
                 rres.push_back(comm.isend(cblk(i, j), br(i) * bc(j), master, kTagResult));
-        poll_until(
-            [&] {
-                ctrl.progress();
-                return all_done(rres);
-            },
-            poll);
+        {
+            Span w(Kind::Transfer, "send result");
+            poll_until(
+                [&] {
+                    ctrl.progress();
+                    return all_done(rres);
+                },
+                poll);
+        }
         hold(-rb * cb);
     }
     ctrl.send(kDone + 16 * peak);

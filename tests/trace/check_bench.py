@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""cala-bench's output and traces, end to end (small sizes; speed is never asserted).
+
+  - potrf --json: one JSON line with gflops, reference_gflops, efficiency, scalapack_gflops;
+    exit 0 with efficiency <= 1, or exit 3 with the line's "error" naming the efficiency > 1;
+  - potrf --trace and mw --trace: a Trace Event file with events of every rank (and thread),
+    documented kinds, no overlap within a (pid, tid);
+  - gemm --table: the table on stdout and the path of a results file holding the JSON lines;
+    `cala-bench table FILE` prints the same table;
+  - --trace with --panel all: a clear error (CLI11's exit status for invalid arguments).
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+KINDS = {"potrf", "trsm", "gemm", "herk", "panel", "bcast", "wait", "transfer"}
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def run(cmd, env_extra, cwd):
+    env = dict(os.environ, **env_extra)
+    p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    print("$ " + " ".join(cmd) + f"  -> {p.returncode}")
+    if p.stderr.strip():
+        print(p.stderr.strip())
+    return p
+
+
+def json_lines(text):
+    return [json.loads(l) for l in text.splitlines() if l.startswith("{")]
+
+
+def check_efficiency(p, line, bench):
+    check(p.returncode in (0, 3), f"{bench}: exit status 0 or 3 (got {p.returncode})")
+    for key in ("gflops", "gflops_median", "reference_gflops", "efficiency", "blas_gflops"):
+        check(key in line, f"{bench}: field {key}")
+    eff = line.get("efficiency", 0)
+    if p.returncode == 3:
+        check(eff > 1 and "efficiency" in line.get("error", ""), f"{bench}: exit 3 only with an efficiency > 1 error")
+        check("ERROR" in p.stderr, f"{bench}: the error is on stderr")
+    else:
+        check(0 < eff <= 1 and "error" not in line, f"{bench}: efficiency {eff:.3f} in (0, 1], no error")
+
+
+def check_trace(path, ranks, threads, what):
+    with open(path) as f:
+        t = json.load(f)
+    check(t.get("displayTimeUnit") == "ms", f"{what}: displayTimeUnit ms")
+    ev = t.get("traceEvents", [])
+    check(len(ev) > 0, f"{what}: events")
+    check(all(e.get("ph") == "X" and e.get("cat") in KINDS for e in ev), f"{what}: ph X, documented kinds")
+    pids = {e["pid"] for e in ev}
+    check(pids == set(range(ranks)), f"{what}: events of every rank {sorted(pids)}")
+    if threads:
+        for r in range(ranks):
+            tids = {e["tid"] for e in ev if e["pid"] == r}
+            check(tids == set(range(threads)), f"{what}: rank {r} has events of {threads} threads ({sorted(tids)})")
+    spans = {}
+    for e in ev:
+        spans.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
+    worst = max((v[i][1] - v[i + 1][0] for v in map(sorted, spans.values()) for i in range(len(v) - 1)), default=0)
+    check(worst <= 1e-3, f"{what}: no overlap within a (pid, tid) (worst {worst:.4f} us)")
+    return ev
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mpiexec", required=True)
+    ap.add_argument("--bench", required=True)
+    a = ap.parse_args()
+    mpi, bench = a.mpiexec, os.path.abspath(a.bench)
+    with tempfile.TemporaryDirectory() as d:
+        # potrf: JSON on stdout, trace of 2 ranks x 2 threads
+        tr = os.path.join(d, "potrf.json")
+        p = run([mpi, "-n", "2", bench, "potrf", "--n", "512", "--nb", "64", "--grid", "1x2", "--threads", "2",
+                 "--runs", "1", "--compare", "scalapack", "--trace", tr, "--json"],
+                {"OMP_NUM_THREADS": "2", "OMP_MAX_TASK_PRIORITY": "2"}, d)
+        lines = json_lines(p.stdout)
+        check(len(lines) == 1 and lines[0].get("bench") == "potrf", "potrf --json: one JSON line on stdout")
+        if lines:
+            check_efficiency(p, lines[0], "potrf")
+            check("scalapack_gflops" in lines[0], "potrf: scalapack_gflops")
+            check(lines[0].get("trace_file") == tr, "potrf: trace_file")
+        check_trace(tr, 2, 2, "potrf trace")
+
+        # mw: trace of 1 master + 2 workers
+        tr = os.path.join(d, "mw.json")
+        p = run([mpi, "-n", "3", bench, "mw", "--m", "256", "--n", "384", "--k", "128", "--q", "32",
+                 "--strategies", "Het", "--runs", "1", "--trace", tr, "--json"], {"OMP_NUM_THREADS": "1"}, d)
+        check(p.returncode == 0, "mw --trace: exit 0")
+        ev = check_trace(tr, 3, 0, "mw trace")
+        check(any(e["pid"] == 0 and e["cat"] == "transfer" for e in ev), "mw trace: transfers on the master")
+        check(any(e["pid"] in (1, 2) and e["cat"] == "gemm" for e in ev), "mw trace: block products on the workers")
+        check(all(any(e["pid"] == r and e["cat"] == "wait" for e in ev) for r in (1, 2)), "mw trace: waits on every worker")
+
+        # gemm: the table and the results file
+        p = run([mpi, "-n", "2", bench, "gemm", "--m", "512", "--n", "512", "--k", "512", "--grid", "1x2",
+                 "--threads", "1", "--runs", "1", "--compare", "scalapack", "--table"], {"OMP_NUM_THREADS": "1"}, d)
+        check(not json_lines(p.stdout), "gemm --table: no JSON on stdout")
+        check("cala GF/s" in p.stdout and "cala/ScaLAPACK" in p.stdout and "efficiency" in p.stdout,
+              "gemm --table: the table's header")
+        m = re.search(r"^JSON lines: (\S+)$", p.stdout, re.M)
+        check(m is not None, "gemm --table: the results file's path")
+        if m:
+            path = os.path.join(d, m.group(1))
+            with open(path) as f:
+                saved = json_lines(f.read())
+            check(len(saved) == 1 and saved[0].get("bench") == "gemm", "gemm: the results file holds the JSON line")
+            if saved:
+                check_efficiency(p, saved[0], "gemm")
+                check("scalapack_gflops" in saved[0], "gemm: scalapack_gflops")
+            q = run([bench, "table", path], {}, d)
+            check(q.returncode == 0 and "cala/ScaLAPACK" in q.stdout, "cala-bench table FILE prints the table")
+
+        # --trace with several configurations is refused, clearly
+        p = run([mpi, "-n", "1", bench, "potrf", "--n", "64", "--panel", "all", "--trace", os.path.join(d, "x.json")],
+                {"OMP_NUM_THREADS": "1"}, d)
+        check(p.returncode not in (0, 3) and "--trace" in p.stderr, "potrf --trace --panel all: refused with a message")
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
