@@ -147,8 +147,12 @@ TEST_CASE("a traced potrf: events of every rank and every thread, documented kin
         CHECK(t.tids.size() == static_cast<std::size_t>(world_size()));
         for (int r = 0; r < world_size(); ++r) {
             CAPTURE(r);
-            CHECK(t.tids[r].size() == static_cast<std::size_t>(threads));  // tids 0 .. threads-1
-            CHECK(*t.tids[r].rbegin() == threads - 1);
+            // Threads are numbered 0, 1, ... in order of their first event, so the tids are
+            // 0 .. k-1 for the k <= threads threads that ran a task (which of the OpenMP team
+            // took a task is the scheduler's choice: asking for all of them would be a race).
+            CHECK(!t.tids[r].empty());
+            CHECK(t.tids[r].size() <= static_cast<std::size_t>(threads));
+            CHECK(*t.tids[r].rbegin() == static_cast<int>(t.tids[r].size()) - 1);
             CHECK(t.kinds[r].count("gemm") == 1);
         }
         CHECK(t.kinds[0].count("potrf") == 1);  // rank 0 owns the first diagonal tile
