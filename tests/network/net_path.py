@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Runs one test command with MPICH on its network path and checks that TCP carried the traffic.
+
+The wrapper of meson's `network` test setup (tests/meson.build); ./scripts/test --network runs
+the `network` suite under it:
+
+  net_path.py mpiexec.mpich -n 4 .../test_summa          (any command that launches MPI jobs)
+
+How the path is forced. The installed MPICH (4.0, ch4:ucx) hands every message to UCX, and UCX
+picks shared-memory transports (sysv, posix, cma) for ranks on the same host. The command runs with
+  MPIR_CVAR_NOLOCAL=1   MPICH treats every other rank as remote (no MPICH shared memory), and
+  UCX_TLS=self,tcp      UCX may use only its TCP transport between ranks (self: a rank to itself),
+so every message between two ranks crosses a socket, as it would between nodes.
+
+What is checked. The variables are not trusted: the command runs in a private network namespace
+(`unshare -rn`, with only a loopback device), whose loopback counters then hold this job's TCP
+traffic and nothing else. On the shared-memory path the launcher alone moves about 1 KB per rank
+there (PMI); the check requires at least MIN_BYTES_PER_RANK per rank on top of the command
+succeeding, and prints the bytes and packets. Where no private namespace can be made (a container
+without user namespaces), it counts on the host's loopback instead and says so.
+"""
+
+import fcntl
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+
+NET_ENV = {"MPIR_CVAR_NOLOCAL": "1", "UCX_TLS": "self,tcp", "HYDRA_IFACE": "lo"}
+# A rank's share of the smallest test in the subset is a few hundred KB over TCP; the launcher's
+# own traffic is about 1 KB per rank. 64 KiB per rank separates the two paths.
+MIN_BYTES_PER_RANK = 64 * 1024
+INSIDE = "CALA_NET_PATH_NAMESPACE"
+
+
+def loopback_counters():
+    """(bytes, packets) sent on lo in the current network namespace."""
+    with open("/proc/net/dev") as f:
+        for line in f:
+            name, _, data = line.partition(":")
+            if name.strip() == "lo":
+                fields = data.split()
+                return int(fields[8]), int(fields[9])
+    raise RuntimeError("no loopback device in /proc/net/dev")
+
+
+def bring_loopback_up():
+    """ifconfig lo up, without iproute2: SIOCGIFFLAGS / SIOCSIFFLAGS."""
+    siocgifflags, siocsifflags, iff_up = 0x8913, 0x8914, 0x1
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        req = struct.pack("16sh", b"lo", 0)
+        flags = struct.unpack("16sh", fcntl.ioctl(s, siocgifflags, req)[:18])[1]
+        fcntl.ioctl(s, siocsifflags, struct.pack("16sh", b"lo", flags | iff_up))
+
+
+def ranks_of(cmd):
+    """Processes the command starts: the -n of an mpiexec command, else 2 (a script's smallest job)."""
+    for flag in ("-n", "-np"):
+        if flag in cmd[:-1]:
+            return int(cmd[cmd.index(flag) + 1])
+    return 2
+
+
+def run_and_check(cmd, private):
+    env = dict(os.environ, **NET_ENV)
+    before = loopback_counters()
+    rc = subprocess.call(cmd, env=env)
+    after = loopback_counters()
+    sent, packets = after[0] - before[0], after[1] - before[1]
+    ranks = ranks_of(cmd)
+    where = "a private network namespace" if private else "the host (shared with other processes)"
+    print(f"net_path: {' '.join(f'{k}={v}' for k, v in NET_ENV.items())}; loopback of {where} carried "
+          f"{sent} bytes in {packets} packets for {ranks} ranks", flush=True)
+    if rc != 0:
+        return rc
+    if ranks > 1 and sent < MIN_BYTES_PER_RANK * ranks:
+        print(f"net_path: FAILED: {sent} bytes over TCP, expected at least {MIN_BYTES_PER_RANK * ranks} "
+              f"({MIN_BYTES_PER_RANK} per rank): the traffic did not take the network path", flush=True)
+        return 1
+    print("net_path: the network module (UCX over TCP) carried the traffic", flush=True)
+    return 0
+
+
+def main(argv):
+    if not argv:
+        print(__doc__)
+        return 2
+    if os.environ.get(INSIDE) == "1":
+        bring_loopback_up()
+        return run_and_check(argv, private=True)
+    unshare = shutil.which("unshare")
+    if unshare and subprocess.call([unshare, "-rn", "true"], stderr=subprocess.DEVNULL) == 0:
+        env = dict(os.environ, **{INSIDE: "1"})
+        return subprocess.call([unshare, "-rn", sys.executable, os.path.abspath(__file__)] + argv, env=env)
+    print("net_path: no private network namespace (unshare -rn failed); counting on the host's loopback",
+          flush=True)
+    return run_and_check(argv, private=False)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
