@@ -14,8 +14,8 @@ so every message between two ranks crosses a socket, as it would between nodes.
 
 What is checked. The variables are not trusted: the command runs in a private network namespace
 (`unshare -rn`, with only a loopback device), whose loopback counters then hold this job's TCP
-traffic and nothing else. On the shared-memory path the launcher alone moves about 1 KB per rank
-there (PMI); the check requires at least MIN_BYTES_PER_RANK per rank on top of the command
+traffic and nothing else. On the shared-memory path the launcher alone moves 1 KB per rank there
+(PMI); the check requires at least MIN_BYTES_PER_RANK (8 KiB) per rank on top of the command
 succeeding, and prints the bytes and packets. Where no private namespace can be made (a container
 without user namespaces), it counts on the host's loopback instead and says so.
 """
@@ -29,9 +29,10 @@ import subprocess
 import sys
 
 NET_ENV = {"MPIR_CVAR_NOLOCAL": "1", "UCX_TLS": "self,tcp", "HYDRA_IFACE": "lo"}
-# A rank's share of the smallest test in the subset is a few hundred KB over TCP; the launcher's
-# own traffic is about 1 KB per rank. 64 KiB per rank separates the two paths.
-MIN_BYTES_PER_RANK = 64 * 1024
+# On the shared-memory path the launcher's own traffic (PMI) is the only TCP traffic: 1000 bytes
+# in 20 packets per rank, measured. The smallest job of the subset (test_comm) moves 25 KB per rank
+# over TCP. 8 KiB per rank, 8 times the launcher's share, separates the two paths.
+MIN_BYTES_PER_RANK = 8 * 1024
 INSIDE = "CALA_NET_PATH_NAMESPACE"
 
 
