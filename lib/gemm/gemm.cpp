@@ -2,6 +2,7 @@
 
 #include "cala/gemm.hpp"
 
+#include <deque>
 #include <map>
 #include <tuple>
 
@@ -97,7 +98,7 @@ const Grid3D& grid3d_for(const Grid2D& user, detail::Shape3 g) {
         Comm source;  // a duplicate of the user's communicator, to recognize it later
         Grid3D grid;
     };
-    static std::map<std::tuple<int, int, int>, std::vector<Entry>> cache;
+    static std::map<std::tuple<int, int, int>, std::deque<Entry>> cache;  // deque: references stay valid
     auto& entries = cache[{g.p, g.q, g.c}];
     for (const auto& e : entries) {
         int result = MPI_UNEQUAL;
