@@ -28,6 +28,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 
 # MPIR_CVAR_ASYNC_PROGRESS=1: UCX's TCP transport needs the peer to progress while an endpoint is
 # flushed and closed in MPI_Finalize; a rank already waiting in the launcher's barrier does not, and
@@ -40,6 +41,15 @@ NET_ENV = {"MPIR_CVAR_NOLOCAL": "1", "UCX_TLS": "self,tcp", "HYDRA_IFACE": "lo",
 # over TCP. 8 KiB per rank, 8 times the launcher's share, separates the two paths.
 MIN_BYTES_PER_RANK = 8 * 1024
 INSIDE = "CALA_NET_PATH_NAMESPACE"
+# UCX's TCP transport can hang MPI_Finalize (openucx/ucx#8738, MPICH 4.0.2 + UCX 1.13.1 here): one
+# rank spins in ucp_worker_progress flushing its endpoints while the others wait in the launcher's
+# barrier; MPIR_CVAR_ASYNC_PROGRESS did not prevent it. Seen in 3 of 8 runs on 4 ranks. The test
+# main reduces every rank's result before MPI_Finalize, so doctest's status line on rank 0 is final:
+# a job still running FINALIZE_GRACE_S after it is killed and reported as skipped (exit 77), with
+# the reason, never as passed.
+DOCTEST_DONE = "[doctest] Status: SUCCESS!"
+FINALIZE_GRACE_S = 60
+SKIP = 77
 
 
 def loopback_counters():
@@ -70,24 +80,59 @@ def ranks_of(cmd):
     return 2
 
 
+def run_job(cmd, env):
+    """Exit status of the command, or None where it hung in MPI_Finalize after doctest's status."""
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    done = threading.Event()
+
+    def echo():
+        for line in proc.stdout:
+            print(line, end="", flush=True)
+            if DOCTEST_DONE in line:
+                done.set()
+
+    reader = threading.Thread(target=echo, daemon=True)
+    reader.start()
+    while proc.poll() is None:
+        if done.wait(1.0):
+            try:
+                return proc.wait(timeout=FINALIZE_GRACE_S)
+            except subprocess.TimeoutExpired:
+                proc.send_signal(2)  # SIGINT: mpiexec.mpich takes its ranks down with it
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, 9)
+                    proc.wait()
+                return None
+    reader.join()
+    return proc.returncode
+
+
 def run_and_check(cmd, private):
     env = dict(os.environ, **NET_ENV)
     before = loopback_counters()
-    rc = subprocess.call(cmd, env=env)
+    rc = run_job(cmd, env)
     after = loopback_counters()
     sent, packets = after[0] - before[0], after[1] - before[1]
     ranks = ranks_of(cmd)
     where = "a private network namespace" if private else "the host (shared with other processes)"
     print(f"net_path: {' '.join(f'{k}={v}' for k, v in NET_ENV.items())}; loopback of {where} carried "
           f"{sent} bytes in {packets} packets for {ranks} ranks", flush=True)
-    if rc != 0:
+    if rc is None:
+        print(f"net_path: SKIPPED: the checks passed (rank 0's doctest status above; ranks reduce "
+              f"their conditions before checking), then the job hung in "
+              f"MPI_Finalize for {FINALIZE_GRACE_S} s (UCX TCP teardown, openucx/ucx#8738) and was killed",
+              flush=True)
+    elif rc != 0:
         return rc
     if ranks > 1 and sent < MIN_BYTES_PER_RANK * ranks:
         print(f"net_path: FAILED: {sent} bytes over TCP, expected at least {MIN_BYTES_PER_RANK * ranks} "
               f"({MIN_BYTES_PER_RANK} per rank): the traffic did not take the network path", flush=True)
         return 1
     print("net_path: the network module (UCX over TCP) carried the traffic", flush=True)
-    return 0
+    return SKIP if rc is None else 0
 
 
 def main(argv):
