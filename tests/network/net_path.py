@@ -10,8 +10,7 @@ How the path is forced. The installed MPICH (4.0, ch4:ucx) hands every message t
 picks shared-memory transports (sysv, posix, cma) for ranks on the same host. The command runs with
   MPIR_CVAR_NOLOCAL=1   MPICH treats every other rank as remote (no MPICH shared memory), and
   UCX_TLS=self,tcp      UCX may use only its TCP transport between ranks (self: a rank to itself),
-so every message between two ranks crosses a socket, as it would between nodes
-(MPIR_CVAR_ASYNC_PROGRESS=1 too: see NET_ENV).
+so every message between two ranks crosses a socket, as it would between nodes.
 
 What is checked. The variables are not trusted: the command runs in a private network namespace
 (`unshare -rn`, with only a loopback device), whose loopback counters then hold this job's TCP
@@ -30,12 +29,7 @@ import subprocess
 import sys
 import threading
 
-# MPIR_CVAR_ASYNC_PROGRESS=1: UCX's TCP transport needs the peer to progress while an endpoint is
-# flushed and closed in MPI_Finalize; a rank already waiting in the launcher's barrier does not, and
-# the job hung there (test_summa_np4: rank 0 in ucp_worker_progress under PMPI_Finalize, ranks 1-3
-# in the PMI read; UCX issue openucx/ucx#8738). MPICH's progress thread keeps every rank progressing.
-NET_ENV = {"MPIR_CVAR_NOLOCAL": "1", "UCX_TLS": "self,tcp", "HYDRA_IFACE": "lo",
-           "MPIR_CVAR_ASYNC_PROGRESS": "1"}
+NET_ENV = {"MPIR_CVAR_NOLOCAL": "1", "UCX_TLS": "self,tcp", "HYDRA_IFACE": "lo"}
 # On the shared-memory path the launcher's own traffic (PMI) is the only TCP traffic: 1000 bytes
 # in 20 packets per rank, measured. The smallest job of the subset (test_comm) moves 25 KB per rank
 # over TCP. 8 KiB per rank, 8 times the launcher's share, separates the two paths.
@@ -43,7 +37,7 @@ MIN_BYTES_PER_RANK = 8 * 1024
 INSIDE = "CALA_NET_PATH_NAMESPACE"
 # UCX's TCP transport can hang MPI_Finalize (openucx/ucx#8738, MPICH 4.0.2 + UCX 1.13.1 here): one
 # rank spins in ucp_worker_progress flushing its endpoints while the others wait in the launcher's
-# barrier; MPIR_CVAR_ASYNC_PROGRESS did not prevent it. Seen in 3 of 8 runs on 4 ranks. The test
+# barrier; MPIR_CVAR_ASYNC_PROGRESS=1 did not prevent it. Seen in 3 of 7 runs on 4 ranks. The test
 # main reduces every rank's result before MPI_Finalize, so doctest's status line on rank 0 is final:
 # a job still running FINALIZE_GRACE_S after it is killed and reported as skipped (exit 77), with
 # the reason, never as passed.
