@@ -2,6 +2,7 @@
 
 #include "cala/gemm.hpp"
 
+#include <deque>
 #include <map>
 #include <tuple>
 
@@ -84,10 +85,30 @@ struct Grid3DEntry {
     Comm source;  // a duplicate of the user's communicator, to recognize it later
     Grid3D grid;
 };
+// deque: the references grid3d_for hands out stay valid as entries are added.
+using Grid3DCache = std::map<std::tuple<int, int, int>, std::deque<Grid3DEntry>>;
 
-std::map<std::tuple<int, int, int>, std::vector<Grid3DEntry>>& grid3d_cache() {
-    static std::map<std::tuple<int, int, int>, std::vector<Grid3DEntry>> cache;
+Grid3DCache& grid3d_cache() {
+    static Grid3DCache cache;
     return cache;
+}
+
+// MPI_Finalize deletes MPI_COMM_SELF's attributes first, while MPI still works: the cached grids
+// free their communicators there. Left to the static destructors (after MPI_Finalize) they were
+// never freed, and MPICH's memory for them leaked (LeakSanitizer, test_potrf_np2).
+int free_grid3d_cache(MPI_Comm, int, void*, void*) {
+    grid3d_cache().clear();
+    return MPI_SUCCESS;
+}
+
+void free_grid3d_cache_at_finalize() {
+    static const bool registered = [] {
+        int key = MPI_KEYVAL_INVALID;
+        CALA_CHECK_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_grid3d_cache, &key, nullptr));
+        CALA_CHECK_MPI(MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr));
+        return true;
+    }();
+    (void)registered;
 }
 
 }  // namespace
@@ -95,7 +116,9 @@ std::map<std::tuple<int, int, int>, std::vector<Grid3DEntry>>& grid3d_cache() {
 // The 3D grid of a given shape over the ranks of a user's grid, made once per shape: building
 // one costs several communicator duplications and splits.
 const Grid3D& grid3d_for(const Grid2D& user, detail::Shape3 g) {
-    auto& entries = grid3d_cache()[{g.p, g.q, g.c}];
+    free_grid3d_cache_at_finalize();
+    auto& cache = grid3d_cache();
+    auto& entries = cache[{g.p, g.q, g.c}];
     for (const auto& e : entries) {
         int result = MPI_UNEQUAL;
         CALA_CHECK_MPI(MPI_Comm_compare(e.source.get(), user.comm().get(), &result));
@@ -103,7 +126,7 @@ const Grid3D& grid3d_for(const Grid2D& user, detail::Shape3 g) {
     }
     Comm source = user.comm().dup();
     Grid3D grid(user.comm(), g.p, g.q, g.c);
-    entries.push_back({std::move(source), std::move(grid)});
+    entries.push_back(Grid3DEntry{std::move(source), std::move(grid)});
     return entries.back().grid;
 }
 

@@ -12,6 +12,7 @@
 
 #include "core/workspace.hpp"
 #include "gemm/summa_common.hpp"
+#include "matrix/local_ptr.hpp"
 
 namespace cala::detail {
 
@@ -44,7 +45,7 @@ void summa_a(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const MatrixR
             T* dst = bbuf.data() + s * k_loc * wmax + off * k_loc;  // op(B)(k_c, j), k_loc x w
             const int root = nr.block_owner(j);
             if (r == root)
-                kernels::copy(kop, w, k_loc, &bt.local(nr.to_local(nd.block_start(j)), 0), bt.ld(), dst, k_loc);
+                kernels::copy(kop, w, k_loc, local_ptr(bt, nr.to_local(nd.block_start(j)), 0), bt.ld(), dst, k_loc);
             reqs.push_back(grid.col_comm().ibcast(dst, k_loc * w, root));
         }
         fl.steps.push_back(std::move(reqs));
@@ -59,7 +60,7 @@ void summa_a(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const MatrixR
             if (nd.block_owner(j) != cc) continue;
             const index_t off = nd.block_start(j) - n0, w = nd.block_size(j);
             kernels::add(Op::N, m_loc, w, pbuf.data() + s * m_loc * wmax + off * m_loc, m_loc, beta,
-                         &c.local(0, nd.to_local(nd.block_start(j))), c.ld());
+                         local_ptr(c, 0, nd.to_local(nd.block_start(j))), c.ld());
         }
     };
 
@@ -71,12 +72,12 @@ void summa_a(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const MatrixR
         const index_t s = g % slots;
         const auto [n0, n1] = group_span(nd, groups[g]);
         const index_t w = n1 - n0;
-        const T* bp = p > 1 ? bbuf.data() + s * k_loc * wmax : &bt.local(nr.to_local(n0), 0);
+        const T* bp = p > 1 ? bbuf.data() + s * k_loc * wmax : local_ptr(bt, nr.to_local(n0), 0);
         const index_t ldb = p > 1 ? std::max<index_t>(k_loc, 1) : bt.ld();
         const Op opb = p > 1 ? Op::N : kop;
         if (q == 1) {  // no reduction: the group's columns of C are all local
             gemm_with_progress(fl, Op::N, opb, m_loc, w, k_loc, alpha, a.data(), a.ld(), bp, ldb, beta,
-                               &c.local(0, nd.to_local(n0)), c.ld());
+                               local_ptr(c, 0, nd.to_local(n0)), c.ld());
             continue;
         }
         if (reduce) {

@@ -13,6 +13,7 @@
 
 #include "core/workspace.hpp"
 #include "gemm/summa_common.hpp"
+#include "matrix/local_ptr.hpp"
 
 namespace cala::detail {
 
@@ -47,7 +48,7 @@ void summa_b(const GemmPlan& plan, T alpha, const MatrixRef<T>& at, const Matrix
             T* dst = abuf.data() + s * k_loc * wmax + off * k_loc;
             const int root = mc.block_owner(i);
             if (cc == root)
-                kernels::copy(Op::N, k_loc, w, &at.local(0, mc.to_local(md.block_start(i))), at.ld(), dst, k_loc);
+                kernels::copy(Op::N, k_loc, w, local_ptr(at, 0, mc.to_local(md.block_start(i))), at.ld(), dst, k_loc);
             reqs.push_back(grid.row_comm().ibcast(dst, k_loc * w, root));
         }
         fl.steps.push_back(std::move(reqs));
@@ -61,7 +62,7 @@ void summa_b(const GemmPlan& plan, T alpha, const MatrixRef<T>& at, const Matrix
             if (md.block_owner(i) != r) continue;
             const index_t off = md.block_start(i) - m0, w = md.block_size(i);
             const T* qi = qbuf.data() + s * n_loc * wmax + off * n_loc;  // n_loc x w
-            T* ci = &c.local(md.to_local(md.block_start(i)), 0);
+            T* ci = local_ptr(c, md.to_local(md.block_start(i)), 0);
             kernels::add(kop, w, n_loc, qi, n_loc, beta, ci, c.ld());  // C(i, :) := kop(Q_i) + beta·C(i, :)
         }
     };
@@ -74,11 +75,11 @@ void summa_b(const GemmPlan& plan, T alpha, const MatrixRef<T>& at, const Matrix
         const index_t s = g % slots;
         const auto [m0, m1] = group_span(md, groups[g]);
         const index_t w = m1 - m0;
-        const T* ap = q > 1 ? abuf.data() + s * k_loc * wmax : &at.local(0, mc.to_local(m0));
+        const T* ap = q > 1 ? abuf.data() + s * k_loc * wmax : local_ptr(at, 0, mc.to_local(m0));
         const index_t lda = q > 1 ? std::max<index_t>(k_loc, 1) : at.ld();
         if (p == 1) {  // no reduction: C(group, :) := alpha·kop(At panel)·B' + beta·C
             gemm_with_progress(fl, kop, Op::N, w, n_loc, k_loc, alpha, ap, lda, b.data(), b.ld(), beta,
-                               &c.local(md.to_local(m0), 0), c.ld());
+                               local_ptr(c, md.to_local(m0), 0), c.ld());
             continue;
         }
         if (reduce) {

@@ -13,6 +13,7 @@
 
 #include "core/workspace.hpp"
 #include "gemm/summa_common.hpp"
+#include "matrix/local_ptr.hpp"
 
 namespace cala::detail {
 
@@ -41,7 +42,7 @@ void summa_c(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const MatrixR
     // (With devices, every group is one chunked call on a contiguous panel: own blocks are copied too.)
     const bool own_in_place = a.ld() == m_loc && !plan.on_devices;
     auto in_place = [&](index_t l) { return q > 1 && own_in_place && ka.block_owner(l) == cc; };
-    auto a_piece = [&](index_t l) { return &a.local(0, ka.to_local(ka.block_start(l))); };
+    auto a_piece = [&](index_t l) { return local_ptr(a, 0, ka.to_local(ka.block_start(l))); };
 
     auto post = [&](index_t g) {
         const index_t s = g % slots;
@@ -59,7 +60,7 @@ void summa_c(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const MatrixR
                 T* dst = bbuf.data() + s * n_loc * wmax + off * n_loc;  // B'(l, :) transposed
                 const int root = kb.block_owner(l);
                 if (r == root)
-                    kernels::copy(Op::T, w, n_loc, &b.local(kb.to_local(kb.block_start(l)), 0), b.ld(), dst, n_loc);
+                    kernels::copy(Op::T, w, n_loc, local_ptr(b, kb.to_local(kb.block_start(l)), 0), b.ld(), dst, n_loc);
                 reqs.push_back(grid.col_comm().ibcast(dst, n_loc * w, root));
             }
         }
@@ -83,7 +84,7 @@ void summa_c(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const MatrixR
             const index_t j0 = ka.block_start(l0), j1 = ka.block_start(l1 - 1) + ka.block_size(l1 - 1);
             const T* ap = q > 1 && !in_place(l0) ? abuf.data() + s * m_loc * wmax + (j0 - k0) * m_loc : a_piece(l0);
             const index_t lda = q > 1 && !in_place(l0) ? std::max<index_t>(m_loc, 1) : a.ld();
-            const T* bp = p > 1 ? bbuf.data() + s * n_loc * wmax + (j0 - k0) * n_loc : &b.local(kb.to_local(j0), 0);
+            const T* bp = p > 1 ? bbuf.data() + s * n_loc * wmax + (j0 - k0) * n_loc : local_ptr(b, kb.to_local(j0), 0);
             const index_t ldb = p > 1 ? std::max<index_t>(n_loc, 1) : b.ld();
             const Op opb = p > 1 ? Op::T : Op::N;
             gemm_with_progress(fl, Op::N, opb, m_loc, n_loc, j1 - j0, alpha, ap, lda, bp, ldb, first ? beta : T(1),

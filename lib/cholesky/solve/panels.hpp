@@ -11,6 +11,7 @@
 #include "cholesky/solve/trsm_plan.hpp"
 #include "core/workspace.hpp"
 #include "kernels/blas.hpp"
+#include "matrix/local_ptr.hpp"
 
 namespace cala::detail {
 
@@ -45,7 +46,7 @@ public:
         const int root = C.block_owner(k);
         reqs_[static_cast<std::size_t>(s % slots_)].wait();  // the slot's previous panel (its root may not have waited)
         if (g.col() == root)
-            kernels::copy(Op::N, h, sr.w, &a_.local(sr.p0, C.to_local(C.block_start(k))), a_.ld(), dst, h);
+            kernels::copy(Op::N, h, sr.w, local_ptr(a_, sr.p0, C.to_local(C.block_start(k))), a_.ld(), dst, h);
         reqs_[static_cast<std::size_t>(s % slots_)] = g.row_comm().ibcast(dst, h * sr.w, root);
     }
     /// Waits until step s's panel is here (at once on its root, which reads its own copy).
@@ -61,7 +62,7 @@ public:
         if (a_.grid().q() == 1) {
             const Dist1D& C = a_.layout().cols;
             const index_t k = block_of_step(lower_, op_, C.num_blocks(), s);
-            return {&a_.local(sr.p0, C.to_local(C.block_start(k))), a_.ld()};
+            return {local_ptr(a_, sr.p0, C.to_local(C.block_start(k))), a_.ld()};
         }
         return {buf_.data() + (s % slots_) * slot_elems_, std::max<index_t>(sr.p1 - sr.p0, 1)};
     }

@@ -45,7 +45,7 @@ void trsm_2d(bool lower, bool unit, int lookahead, const MatrixRef<T>& a, const 
     // X_s: where the solved block row is read from (the slot, or B itself when p == 1).
     auto x_of = [&](index_t s) -> Piece<T> {
         const auto sr = panels.rows(s);
-        if (p == 1) return {&b.local(sr.d0, 0), b.ld()};
+        if (p == 1) return {local_ptr(b, sr.d0, 0), b.ld()};
         return {xbuf.data() + (s % buf.slots_x) * slot_x, std::max<index_t>(sr.w, 1)};
     };
     // The owner row solves its block row and every process column broadcasts it.
@@ -56,12 +56,12 @@ void trsm_2d(bool lower, bool unit, int lookahead, const MatrixRef<T>& a, const 
             const auto pa = panels.get(s);
             if (n_loc > 0)
                 kernels::trsm(true, lower, Op::N, unit, sr.w, n_loc, T(1), pa.data + (sr.d0 - sr.p0), pa.ld,
-                              &b.local(sr.d0, 0), b.ld());
+                              local_ptr(b, sr.d0, 0), b.ld());
         }
         if (p == 1 || n_loc == 0) return;
         T* dst = xbuf.data() + (s % buf.slots_x) * slot_x;
         xreq[static_cast<std::size_t>(s % buf.slots_x)].wait();  // the slot's previous block row
-        if (sr.owner) kernels::copy(Op::N, sr.w, n_loc, &b.local(sr.d0, 0), b.ld(), dst, sr.w);
+        if (sr.owner) kernels::copy(Op::N, sr.w, n_loc, local_ptr(b, sr.d0, 0), b.ld(), dst, sr.w);
         const index_t k = block_of_step(lower, Op::N, nblk, s);
         xreq[static_cast<std::size_t>(s % buf.slots_x)] = grid.col_comm().ibcast(dst, sr.w * n_loc, R.block_owner(k));
     };
@@ -79,7 +79,7 @@ void trsm_2d(bool lower, bool unit, int lookahead, const MatrixRef<T>& a, const 
             const index_t ri = along_m ? i0 + x0 : i0, nr = along_m ? nx : rows;
             const index_t cj = along_m ? 0 : x0, nc = along_m ? n_loc : nx;
             kernels::gemm(Op::N, Op::N, nr, nc, sr.w, T(-1), pa.data + (ri - sr.p0), pa.ld, x.data + cj * x.ld, x.ld,
-                          T(1), &b.local(ri, cj), b.ld());
+                          T(1), local_ptr(b, ri, cj), b.ld());
             if (progress) poll();
         }
     };

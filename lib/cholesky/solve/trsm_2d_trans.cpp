@@ -56,7 +56,7 @@ void trsm_2d_trans(bool lower, Op op, bool unit, int lookahead, const MatrixRef<
         const index_t step = chunk_width(i1 - i0, progress);
         for (index_t x0 = i0; x0 < i1; x0 += step) {
             const index_t nx = std::min(step, i1 - x0);
-            kernels::gemm(op, Op::N, sr.w, n_loc, nx, T(-1), pa.data + (x0 - sr.p0), pa.ld, &b.local(x0, 0), b.ld(),
+            kernels::gemm(op, Op::N, sr.w, n_loc, nx, T(-1), pa.data + (x0 - sr.p0), pa.ld, local_ptr(b, x0, 0), b.ld(),
                           x0 == i0 ? beta : T(1), z, ldz);
             if (progress) poll();
         }
@@ -66,7 +66,7 @@ void trsm_2d_trans(bool lower, Op op, bool unit, int lookahead, const MatrixRef<
         const auto pa = panels.get(s);
         if (n_loc > 0)
             kernels::trsm(true, lower, op, unit, sr.w, n_loc, T(1), pa.data + (sr.d0 - sr.p0), pa.ld,
-                          &b.local(sr.d0, 0), b.ld());
+                          local_ptr(b, sr.d0, 0), b.ld());
     };
 
     const index_t ahead = std::min<index_t>(lookahead, nblk - 1);
@@ -78,7 +78,7 @@ void trsm_2d_trans(bool lower, Op op, bool unit, int lookahead, const MatrixRef<
         const auto sr = panels.rows(s);
         const index_t k = block_of_step(lower, op, nblk, s);
         if (p == 1) {  // no reduction: the partial goes straight into B_k
-            partial(s, sr.u0, sr.u1, T(1), &b.local(sr.d0, 0), b.ld(), lookahead > 0);
+            partial(s, sr.u0, sr.u1, T(1), local_ptr(b, sr.d0, 0), b.ld(), lookahead > 0);
             solve(s);
         } else if (n_loc > 0) {
             T* z = z_of(s);
@@ -99,7 +99,7 @@ void trsm_2d_trans(bool lower, Op op, bool unit, int lookahead, const MatrixRef<
                     have_next = true, prev_d0 = sr.d0, prev_w = sr.w;
                 }
                 zreq[static_cast<std::size_t>(s % buf.slots_x)].wait();
-                kernels::add(Op::N, sr.w, n_loc, z, sr.w, T(1), &b.local(sr.d0, 0), b.ld());
+                kernels::add(Op::N, sr.w, n_loc, z, sr.w, T(1), local_ptr(b, sr.d0, 0), b.ld());
                 solve(s);
             }
         }
