@@ -26,14 +26,15 @@ class Run:
         self.out, self.rc, self.hung, self.stacks, self.seconds = out, rc, hung, stacks, seconds
         self.cala_callers = cala_callers or {}  # pid -> offset in libscalapack of the call into cala
 
-    def blame(self):
+    def blame(self, racy=None):
         """Whose hang a hung run is (None if it did not hang):
           'cala'       every rank waits inside cala (a libcala*.so frame on every stack), entered
                        from the same ScaLAPACK call site on every rank;
-          'scalapack'  the ranks parted ways under one ScaLAPACK routine: every stack holds it,
-                       and the ranks are not all inside cala entered from one call site (it
-                       called cala, or anything, on some ranks and not on the others, or from
-                       different places, or waits by itself);
+          'scalapack'  otherwise, when the ranks parted ways in ScaLAPACK: every stack holds one
+                       same ScaLAPACK routine (it called cala, or anything, on some ranks and not
+                       on the others, or from different places, or waits by itself), or a rank
+                       is inside a routine matching `racy` (a regex of routines known to part
+                       ways by themselves, with no shim: the caller's evidence, e.g. p?porfs);
           'unknown'    anything else, or stacks that could not be read."""
         if not self.hung:
             return None
@@ -43,7 +44,9 @@ class Run:
         if all(re.search(r"from \S*libcala", s) for s in stacks) and len(set(self.cala_callers.values())) == 1:
             return "cala"
         common = set.intersection(*(set(re.findall(r" in (\w+) \(\) from \S*libscalapack", s)) for s in stacks))
-        return "scalapack" if common else "unknown"
+        if common or (racy and any(re.search(rf" in ({racy}) \(\) from \S*libscalapack", s) for s in stacks)):
+            return "scalapack"
+        return "unknown"
 
     def where(self):
         """One line per rank: the innermost ScaLAPACK/cala routines it waited in."""
