@@ -8,6 +8,7 @@
 
 #include "cala/grid3d.hpp"
 #include "cala/model.hpp"
+#include "comm/finalize.hpp"
 #include "core/check.hpp"
 #include "gemm/driver.hpp"
 #include "gemm/summa3d.hpp"
@@ -93,30 +94,13 @@ Grid3DCache& grid3d_cache() {
     return cache;
 }
 
-// MPI_Finalize deletes MPI_COMM_SELF's attributes first, while MPI still works: the cached grids
-// free their communicators there. Left to the static destructors (after MPI_Finalize) they were
-// never freed, and MPICH's memory for them leaked (LeakSanitizer, test_potrf_np2).
-int free_grid3d_cache(MPI_Comm, int, void*, void*) {
-    grid3d_cache().clear();
-    return MPI_SUCCESS;
-}
-
-void free_grid3d_cache_at_finalize() {
-    static const bool registered = [] {
-        int key = MPI_KEYVAL_INVALID;
-        CALA_CHECK_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_grid3d_cache, &key, nullptr));
-        CALA_CHECK_MPI(MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr));
-        return true;
-    }();
-    (void)registered;
-}
-
 }  // namespace
 
 // The 3D grid of a given shape over the ranks of a user's grid, made once per shape: building
 // one costs several communicator duplications and splits.
 const Grid3D& grid3d_for(const Grid2D& user, detail::Shape3 g) {
-    free_grid3d_cache_at_finalize();
+    // Freed inside MPI_Finalize, while MPI works (LeakSanitizer, test_potrf_np2).
+    release_at_mpi_finalize<release_grid3d_cache>();
     auto& cache = grid3d_cache();
     auto& entries = cache[{g.p, g.q, g.c}];
     for (const auto& e : entries) {
