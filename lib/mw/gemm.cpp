@@ -8,8 +8,8 @@
 #include <cstring>
 
 #include "core/check.hpp"
-#include "hetero/plan.hpp"
-#include "hetero/runtime.hpp"
+#include "mw/plan.hpp"
+#include "mw/runtime.hpp"
 
 namespace cala::mw {
 

@@ -16,7 +16,7 @@
 
 #include "cala/error.hpp"
 #include "core/check.hpp"
-#include "hetero/plan.hpp"
+#include "mw/plan.hpp"
 
 namespace cala::mw::detail {
 

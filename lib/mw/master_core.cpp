@@ -1,7 +1,7 @@
 // The master's decisions (see master_core.hpp): static plans follow their step sequence; dynamic
 // plans serve the worker that has been ready longest.
 
-#include "hetero/master_core.hpp"
+#include "mw/master_core.hpp"
 
 #include "cala/error.hpp"
 

@@ -10,8 +10,8 @@
 #include <queue>
 
 #include "cala/error.hpp"
-#include "hetero/master_core.hpp"
-#include "hetero/plan.hpp"
+#include "mw/master_core.hpp"
+#include "mw/plan.hpp"
 
 namespace cala::mw::detail {
 

@@ -14,7 +14,7 @@
 
 #include "core/trace.hpp"
 #include "core/workspace.hpp"
-#include "hetero/runtime.hpp"
+#include "mw/runtime.hpp"
 #include "kernels/blas.hpp"
 
 namespace cala::mw::detail {

@@ -22,7 +22,7 @@
 #include "cala/comm.hpp"
 #include "cala/mw.hpp"
 #include "core/workspace.hpp"
-#include "hetero/plan.hpp"
+#include "mw/plan.hpp"
 
 namespace cala::mw::detail {
 

@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "core/check.hpp"
-#include "hetero/runtime.hpp"
+#include "mw/runtime.hpp"
 
 namespace cala::mw::detail {
 

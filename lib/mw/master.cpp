@@ -10,8 +10,8 @@
 
 #include "core/trace.hpp"
 #include "core/workspace.hpp"
-#include "hetero/master_core.hpp"
-#include "hetero/runtime.hpp"
+#include "mw/master_core.hpp"
+#include "mw/runtime.hpp"
 #include "kernels/blas.hpp"
 
 namespace cala::mw::detail {

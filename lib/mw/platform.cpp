@@ -7,7 +7,7 @@
 #include <numeric>
 
 #include "core/check.hpp"
-#include "hetero/plan.hpp"
+#include "mw/plan.hpp"
 
 namespace cala::mw {
 

@@ -16,7 +16,7 @@
 
 #include <cmath>
 
-#include "hetero/plan.hpp"
+#include "mw/plan.hpp"
 
 namespace cala::mw::detail {
 

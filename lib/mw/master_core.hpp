@@ -16,7 +16,7 @@
 #include <optional>
 #include <vector>
 
-#include "hetero/plan.hpp"
+#include "mw/plan.hpp"
 
 namespace cala::mw::detail {
 

@@ -10,7 +10,7 @@
 #include <chrono>
 
 #include "core/workspace.hpp"
-#include "hetero/runtime.hpp"
+#include "mw/runtime.hpp"
 #include "kernels/blas.hpp"
 
 namespace cala::mw::detail {
