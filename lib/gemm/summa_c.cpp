@@ -38,9 +38,14 @@ void summa_c(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const MatrixR
     InFlight fl;
     if (plan.on_devices) fl.devices = &plan.devices;
 
-    // An own A' block that is contiguous in the user's memory is sent and used from there.
+    // An own A' block that is contiguous in the user's memory is sent and used from there, when
+    // every group is one block: its GEMM is then as deep as the group's. A group of several
+    // blocks goes to one GEMM as deep as the group, so own blocks are copied into the slot too
+    // (a GEMM per own block is k = nb deep: at nb = 64 on 1 x 2 every GEMM was 64 deep).
     // (With devices, every group is one chunked call on a contiguous panel: own blocks are copied too.)
-    const bool own_in_place = a.ld() == m_loc && !plan.on_devices;
+    const bool single_blocks = std::all_of(groups.begin(), groups.end(),
+                                           [](const auto& grp) { return grp.second - grp.first == 1; });
+    const bool own_in_place = a.ld() == m_loc && !plan.on_devices && single_blocks;
     auto in_place = [&](index_t l) { return q > 1 && own_in_place && ka.block_owner(l) == cc; };
     auto a_piece = [&](index_t l) { return local_ptr(a, 0, ka.to_local(ka.block_start(l))); };
 
@@ -76,7 +81,7 @@ void summa_c(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const MatrixR
         const index_t s = g % slots;
         const auto [k0, k1] = group_span(ka, groups[g]);
         // Runs of consecutive blocks read from one place: the slot (or, with q == 1, the user's
-        // memory) in one GEMM; each own in-place block in its own GEMM.
+        // memory) in one GEMM; an own in-place block (a group of one block) in its own GEMM.
         for (index_t l0 = groups[g].first; l0 < groups[g].second;) {
             index_t l1 = l0 + 1;
             if (!in_place(l0))
