@@ -118,7 +118,7 @@ SCALARS = {"s": ("2.0E0", "3.0E0"), "d": ("2.0D0", "3.0D0"),
 def normalize(case):
     """A p?gemm case (transa transb m n k A B C) or a p?trsm/p?trmm case (side uplo transa diag m n
     A B) as the dat file's columns."""
-    if len(case) == 8:
+    if case[0] in ("L", "R"):  # p?gemm's cases start with TRANSA (N, T or C)
         side, uplo, ta, diag, m, n, a, b = case
         return dict(diag=diag, side=side, ta=ta, tb="N", uplo=uplo, m=m, n=n, k=min(1, m, n), mats=(a, b, b))
     ta, tb, m, n, k, a, b, c = case
