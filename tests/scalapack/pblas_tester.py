@@ -81,6 +81,28 @@ def _tri_cases():
 
 
 TRI = _tri_cases()
+
+
+# p?geadd and p?tradd: "ADD" uplo trans m n, then A and C (as above); every TRANS x UPLO, odd
+# sizes, offsets, A's and C's blockings different (the shim redistributes op(A) into C's layout).
+def _add_cases():
+    cases, i = [], 0
+    for trans in "NTC":
+        for uplo in "UL":
+            for m, n in [(13 + i, 9 + 2 * i)]:
+                ra, ca = (m, n) if trans == "N" else (n, m)
+                ia, ic = 1 + i % 3, 2 + i % 2
+                a = (ra + ia + 2, ca + ia + 3, 3, 4, 3, 4, 0, 0, ia, ia + 1)
+                c = (m + ic + 1, n + ic + 2, 5, 2, 5, 2, 0, 0, ic, ic)
+                cases.append(("ADD", uplo, trans, m, n, a, c))
+                i += 1
+    cases.append(("ADD", "L", "T", 0, 4, (6, 6, 2, 2, 2, 2, 0, 0, 1, 1), (6, 6, 2, 2, 2, 2, 0, 0, 1, 1)))
+    cases.append(("ADD", "U", "N", 1, 1, (3, 3, 2, 2, 2, 2, 0, 0, 2, 2), (3, 3, 2, 2, 2, 2, 0, 0, 3, 2)))
+    cases.append(("ADD", "U", "T", 21, 30, (40, 30, 7, 3, 4, 3, 0, 0, 5, 3), (26, 40, 6, 7, 6, 7, 0, 0, 2, 4)))
+    return cases
+
+
+ADD = _add_cases()
 # the same on a 2 x 2 grid with every source process for A and B
 TRI_SOURCES = [c[:6] + (c[6][:6] + ((i // 2) % 2, i % 2) + c[6][8:], c[7][:6] + (i % 2, (i // 3) % 2) + c[7][8:])
                for i, c in enumerate(TRI)]
@@ -98,9 +120,13 @@ SUITES = {
     "tri_right": ([(2, 2), (2, 1)], [c for c in TRI if c[0] == "R"]),
     "tri_sources": ([(2, 2)], [c for i, c in enumerate(TRI_SOURCES) if i % 2 == 0]),
     "tri_core": ([(2, 2)], [c for i, c in enumerate(TRI) if i % 2 == 1]),
+    # p?geadd and p?tradd
+    "add": ([(2, 2), (1, 3)], ADD),
+    "add_core": ([(2, 2)], ADD),
 }
 # The runs of p?trsm and p?trmm test p?gemm too (K = 1, C = B): ScaLAPACK 2.2's tester reads
-# IERR(6) (its check of C) without setting it for p?trmm and p?trsm, which have no C; valgrind
+# IERR(6) (its check of C) without setting it for p?trmm and p?trsm, which have no C (and
+# IERR(5), B's, for p?geadd and p?tradd: their runs test p?gemm too, K = 1, B = C); valgrind
 # shows the uninitialised stack read, and the verdict follows whatever the stack held (with no
 # shim at all, LD_DEBUG=bindings turns a PASSED p?trsm into FAILED). p?gemm's check, which runs
 # first in each test, sets it.
@@ -118,6 +144,9 @@ SCALARS = {"s": ("2.0E0", "3.0E0"), "d": ("2.0D0", "3.0D0"),
 def normalize(case):
     """A p?gemm case (transa transb m n k A B C) or a p?trsm/p?trmm case (side uplo transa diag m n
     A B) as the dat file's columns."""
+    if case[0] == "ADD":
+        _, uplo, ta, m, n, a, c = case
+        return dict(diag="N", side="L", ta=ta, tb="N", uplo=uplo, m=m, n=n, k=min(1, m, n), mats=(a, c, c))
     if case[0] in ("L", "R"):  # p?gemm's cases start with TRANSA (N, T or C)
         side, uplo, ta, diag, m, n, a, b = case
         return dict(diag=diag, side=side, ta=ta, tb="N", uplo=uplo, m=m, n=n, k=min(1, m, n), mats=(a, b, b))
@@ -179,7 +208,8 @@ def main():
 
     t, p = args.type, args.type.upper()
     grids, cases = SUITES[args.suite]
-    tested = ["GEMM", "TRSM", "TRMM"] if args.suite in TRI_SUITES else ["GEMM"]
+    tested = (["GEMM", "TRSM", "TRMM"] if args.suite in TRI_SUITES else
+              ["GEMM", "GEADD", "TRADD"] if args.suite.startswith("add") else ["GEMM"])
     beta = {"s": "0.0E0", "d": "0.0D0", "c": "(0.0E0, 0.0E0)", "z": "(0.0D0, 0.0D0)"}[t] if args.suite == "beta0" else None
     tester = os.path.join(TESTERS, f"{t}pb3tst")
     if not os.path.exists(tester):

@@ -61,6 +61,14 @@ void pcposv(POTRS_ARGS(float complex));
 void pzposv_(POTRS_ARGS(double complex));
 #endif
 
+/* p?tran_, p?tranu_, p?tranc_ (PBLAS): C := beta·C + alpha·op(A) */
+#define TRAN_ARGS(T) \
+    const int*, const int*, const T*, const T*, const int*, const int*, const int*, const T*, T*, const int*, \
+        const int*, const int*
+void pdtran_(TRAN_ARGS(double));
+void pztranc_(TRAN_ARGS(double complex));
+void PCTRANU(TRAN_ARGS(float complex));
+
 static int failures = 0;
 static int me = 0;
 
@@ -423,6 +431,50 @@ static void cholesky_checks(int row, int colc, int mapc, int sub) {
 }
 #endif
 
+/* C(ic.., jc..) := beta·C + alpha·op(A(ia.., ja..)) (m x n; op = T, or C when conj) through
+ * p?tran_/p?tranu_/p?tranc_: every local entry of C against a sequential sum inside sub(C),
+ * untouched outside; beta = 0 with NaN in C. */
+static void tran(const char* what, int ctxt, char t, int conjugate, int m, int n, double complex alpha,
+                 double complex beta) {
+    Mat a = make(ctxt, 1, n + 3, m + 2, 3, 2, 3, 2, 1 % 2, 0, 1), c = make(ctxt, 1, m + 2, n + 4, 4, 5, 4, 5, 0, 1, 0);
+    fill(&a, t, ctxt, 1);
+    const int ia = 3, ja = 2, ic = 2, jc = 4, nan_c = beta == 0;
+    for (int j = 0; j < c.n; ++j)
+        for (int i = 0; i < c.m; ++i) {
+            const int inside = i >= ic - 1 && i < ic - 1 + m && j >= jc - 1 && j < jc - 1 + n;
+            put(&c, t, ctxt, i, j, gen(t, inside && nan_c ? -1 : 2, i, j));
+        }
+    if (t == 'd') {
+        double al = creal(alpha), be = creal(beta);
+        pdtran_(&m, &n, &al, (double*)a.z, &ia, &ja, a.desc, &be, (double*)c.z, &ic, &jc, c.desc);
+    } else if (t == 'z') {
+        pztranc_(&m, &n, &alpha, a.z, &ia, &ja, a.desc, &beta, c.z, &ic, &jc, c.desc);
+    } else {
+        float complex al = (float complex)alpha, be = (float complex)beta;
+        PCTRANU(&m, &n, &al, (float complex*)a.z, &ia, &ja, a.desc, &be, (float complex*)c.z, &ic, &jc, c.desc);
+    }
+    const double tol = t == 'c' ? 1e-5 : 1e-12;
+    int bad = 0;
+    for (int j = 0; j < c.n; ++j)
+        for (int i = 0; i < c.m; ++i) {
+            if (at(&c, t, ctxt, i, j) == NULL) continue;
+            const int si = i - (ic - 1), sj = j - (jc - 1);
+            const int inside = si >= 0 && si < m && sj >= 0 && sj < n;
+            double complex want = t == 'c' ? (double complex)(float complex)gen(t, 2, i, j) : gen(t, 2, i, j);
+            if (inside) {
+                double complex av = gen(t, 1, ia - 1 + sj, ja - 1 + si);
+                if (conjugate) av = conj(av);
+                want = alpha * av + (nan_c ? 0 : beta * gen(t, 2, i, j));
+            }
+            if (!(cabs(get(&c, t, ctxt, i, j) - want) <= (inside ? tol : 0))) ++bad;
+        }
+    Cigsum2d(ctxt, "All", " ", 1, 1, &bad, 1, -1, -1);
+    if (me == 0) printf("check %-44s %s\n", what, bad == 0 ? "ok" : "WRONG");
+    if (bad) ++failures;
+    free(a.z);
+    free(c.z);
+}
+
 int main(void) {
     int nprocs, row, colc, mapc, sub, r, c, p, q;
     Cblacs_pinfo(&me, &nprocs);
@@ -476,6 +528,10 @@ int main(void) {
     Mat c1 = make(row, 1, 8, 8, 2, 2, 2, 2, 0, 0, 0);
     if (me == 0) c1.desc[8] = 3; /* LLD 3 < 4 local rows, on process 0 only */
     illegal("LLD of C too small on one process (info -1911)", row, &a, &b, &c1, "N", 1, -1);
+
+    tran("p?tran 2x2, d (pdtran_), beta = 0 (NaN in C)", row, 'd', 0, 17, 11, 1.5, 0);
+    tran("p?tranc gridmap, z (pztranc_), beta = 2 - i", mapc, 'z', 1, 9, 14, 0.5 + I, 2 - I);
+    tran("p?tranu column-major, c (PCTRANU)", colc, 'c', 0, 12, 12, -1, 0.5);
 
 #ifdef CALA_SHIM_CHOLESKY
     cholesky_checks(row, colc, mapc, sub);

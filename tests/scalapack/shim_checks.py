@@ -41,6 +41,9 @@ def main():
         errors.append(f"{through} calls through cala, expected 9")
     if len(re.findall(r"-> ScaLAPACK: an operand has no cala layout", out)) != 1:
         errors.append("the first-block case did not go to ScaLAPACK")
+    tran = len(re.findall(r"cala_scalapack: P[SDCZ]TRAN[UC]?\(.*-> cala: redistribute", out))
+    if tran != 3:
+        errors.append(f"{tran} p?tran calls through cala, expected 3")
     if args.cholesky:
         for routine, position in (("PDPOTRF", 1), ("PDPOTRF", 4), ("PDPOTRF", 606), ("PDPOTRF", 609),
                                   ("PDPOTRS", 9), ("PDPOTRS", 1106)):
