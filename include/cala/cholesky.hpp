@@ -19,6 +19,8 @@ namespace cala {
 enum class Uplo { Lower, Upper };
 /// Whether a triangular matrix has an implicit unit diagonal.
 enum class Diag { NonUnit, Unit };
+/// Which side of B a triangular matrix multiplies (or divides): op(A)·B (Left) or B·op(A) (Right).
+enum class Side { Left, Right };
 
 constexpr char uplo_char(Uplo u) { return u == Uplo::Lower ? 'L' : 'U'; }
 
@@ -81,6 +83,22 @@ template <class T>
 void trsm(Uplo uplo, Op op, Diag diag, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b,
           const TrsmOptions& opts = {});
 
+/// B := alpha·op(A)⁻¹·B (Left, A m x m) or B := alpha·B·op(A)⁻¹ (Right, A n x n), B m x n.
+/// The right side solves the transposed problem with the left-side loops: B moves into a
+/// transposed copy lined up with A (redistribute with T, or C for op = C) and back (counted;
+/// trsm_cost(Side, ...)). Collective over the grid of A and B; same arguments on every rank.
+template <class T>
+void trsm(Side side, Uplo uplo, Op op, Diag diag, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b,
+          const TrsmOptions& opts = {});
+
+/// B := alpha·op(A)·B (Left, A m x m) or B := alpha·B·op(A) (Right, A n x n), A triangular
+/// (`uplo` triangle referenced, `diag`), B m x n. cala::gemm on a copy of the triangle with the
+/// other triangle zeroed (the unit diagonal written) into a workspace C of B's layout, copied
+/// back into B: gemm's traffic (trmm_cost). Collective over the grid of A and B; same arguments
+/// on every rank. @note alpha == 0: B := 0, A not read, nothing moves.
+template <class T>
+void trmm(Side side, Uplo uplo, Op op, Diag diag, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b);
+
 /// Solves A·X = B with the factor of potrf(uplo, A): B := A⁻¹·B.
 template <class T>
 void potrs(Uplo uplo, const MatrixRef<T>& a, const MatrixRef<T>& b, const TrsmOptions& opts = {});
@@ -114,6 +132,12 @@ Cost potrf_cost(Uplo uplo, const BlockCyclic& a, GridOrder order, const Cholesky
 /// Exact cost of cala::trsm on process (row, col) of the grid.
 Cost trsm_cost(Uplo uplo, Op op, const BlockCyclic& a, const BlockCyclic& b, const TrsmOptions& opts, int row,
                int col, std::size_t elem_size, bool is_complex);
+/// Exact cost of cala::trsm(side, ...) on process (row, col) of the grid (alpha != 0).
+Cost trsm_cost(Side side, Uplo uplo, Op op, const BlockCyclic& a, const BlockCyclic& b, const TrsmOptions& opts,
+               int row, int col, std::size_t elem_size, bool is_complex);
+/// Exact cost of cala::trmm on communicator rank `rank` of a grid of the given order (alpha != 0).
+Cost trmm_cost(Side side, Uplo uplo, Op op, const BlockCyclic& a, const BlockCyclic& b, GridOrder order, int rank,
+               std::size_t elem_size, bool is_complex);
 /// Exact cost of cala::potrs on process (row, col) of the grid.
 Cost potrs_cost(Uplo uplo, const BlockCyclic& a, const BlockCyclic& b, const TrsmOptions& opts, int row, int col,
                 std::size_t elem_size, bool is_complex);

@@ -55,6 +55,7 @@ struct Args {
 
 template <class T>
 void call_scalapack(const Args<T>& x) {
+    mark_ran(Ran::Scalapack);
     static const auto real = real_routine<PgemmFn<T>>(routine<T>().symbol);
     real(x.transa, x.transb, x.m, x.n, x.k, x.alpha, x.a, x.ia, x.ja, x.desca, x.b, x.ib, x.jb, x.descb, x.beta, x.c,
          x.ic, x.jc, x.descc);
@@ -213,7 +214,8 @@ void pgemm(const Args<T>& x) {
 // The C boundary: nothing escapes into Fortran.
 template <class T>
 void entry(const Args<T>& x) noexcept {
-    guarded(routine<T>().name.c_str(), [&] { pgemm(x); });
+    run_entry(
+        routine<T>().name.c_str(), [&] { return detail::cat("transa=", x.transa[0], " transb=", x.transb[0], " m=", *x.m, " n=", *x.n, " k=", *x.k); }, [&] { pgemm(x); }, [&] { call_scalapack(x); });
 }
 
 }  // namespace

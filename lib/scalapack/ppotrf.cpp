@@ -46,6 +46,7 @@ struct Args {
 
 template <class T>
 void call_scalapack(const Args<T>& x) {
+    mark_ran(Ran::Scalapack);
     static const auto real = real_routine<PpotrfFn<T>>(routine<T>().symbol);
     real(x.uplo, x.n, x.a, x.ia, x.ja, x.desca, x.info, 1);
 }
@@ -114,7 +115,8 @@ void ppotrf(const Args<T>& x) {
 // The C boundary: nothing escapes into Fortran.
 template <class T>
 void entry(const Args<T>& x) noexcept {
-    guarded(routine<T>().name.c_str(), [&] { ppotrf(x); });
+    run_entry(
+        routine<T>().name.c_str(), [&] { return detail::cat("uplo=", x.uplo[0], " n=", *x.n); }, [&] { ppotrf(x); }, [&] { call_scalapack(x); });
 }
 
 }  // namespace

@@ -49,6 +49,7 @@ struct Args {
 
 template <class T>
 void call_scalapack(const Args<T>& x) {
+    mark_ran(Ran::Scalapack);
     static const auto real = real_routine<PpotrsFn<T>>(routine<T>().symbol);
     real(x.uplo, x.n, x.nrhs, x.a, x.ia, x.ja, x.desca, x.b, x.ib, x.jb, x.descb, x.info, 1);
 }
@@ -138,7 +139,8 @@ void ppotrs(const Args<T>& x) {
 // The C boundary: nothing escapes into Fortran.
 template <class T>
 void entry(const Args<T>& x) noexcept {
-    guarded(routine<T>().name.c_str(), [&] { ppotrs(x); });
+    run_entry(
+        routine<T>().name.c_str(), [&] { return detail::cat("uplo=", x.uplo[0], " n=", *x.n, " nrhs=", *x.nrhs); }, [&] { ppotrs(x); }, [&] { call_scalapack(x); });
 }
 
 }  // namespace

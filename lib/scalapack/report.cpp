@@ -21,6 +21,12 @@ const Settings& settings() {
             if (end != t && v >= 0) r.threshold = v;
             else std::fprintf(stderr, "cala_scalapack: ignoring CALA_SCALAPACK_THRESHOLD=%s (not a number >= 0)\n", t);
         }
+        if (const char* m = std::getenv("CALA_SHIM"); m != nullptr && *m != '\0') {
+            if (std::strcmp(m, "off") == 0) r.mode = Mode::Off;
+            else if (std::strcmp(m, "log") == 0) r.mode = Mode::Log;
+            else if (std::strcmp(m, "on") != 0)
+                std::fprintf(stderr, "cala_scalapack: ignoring CALA_SHIM=%s (not off, on or log)\n", m);
+        }
         const char* v = std::getenv("CALA_VERBOSE");
         r.verbose = v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
         return r;
@@ -29,6 +35,26 @@ const Settings& settings() {
 }
 
 void* real_symbol(const char* name) { return dlsym(RTLD_NEXT, name); }
+
+namespace {
+thread_local Ran g_ran = Ran::Cala;
+}  // namespace
+
+void mark_ran(Ran r) noexcept { g_ran = r; }
+Ran ran() noexcept { return g_ran; }
+
+void log_call(const char* rout, const std::string& sizes, Ran who, double seconds, std::int64_t words) {
+    int init = 0, rank = 0;
+    MPI_Initialized(&init);
+    if (init) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank != 0) return;
+    const char* by = who == Ran::Cala ? "cala" : who == Ran::Scalapack ? "ScaLAPACK" : "illegal-argument";
+    char tail[96];
+    if (who == Ran::Cala) std::snprintf(tail, sizeof tail, "s=%.6f words=%lld", seconds, static_cast<long long>(words));
+    else std::snprintf(tail, sizeof tail, "s=%.6f words=-", seconds);
+    std::fprintf(stderr, "cala_scalapack log: %s %s ran=%s %s\n", rout, sizes.c_str(), by, tail);
+    std::fflush(stderr);
+}
 
 namespace {
 
@@ -42,6 +68,7 @@ const void* object_of(void* symbol) {
 }  // namespace
 
 void report_illegal(int ctxt, const char* rout, int info, Checker who) {
+    mark_ran(Ran::Illegal);
     const int position = -info;
     if (auto* pxerbla = reinterpret_cast<PxerblaFn>(dlsym(RTLD_DEFAULT, "pxerbla_"))) {
         pxerbla(&ctxt, rout, &position, std::strlen(rout));

@@ -9,13 +9,19 @@
 #include <string_view>
 #include <type_traits>
 
+#include "cala/comm.hpp"
 #include "cala/error.hpp"
 #include "scalapack/descriptor.hpp"
 
 namespace cala::scalapack {
 
+/// CALA_SHIM: off (every call goes to ScaLAPACK, untouched), on (the default), log (as on, and
+/// MPI_COMM_WORLD rank 0 prints one line per call: routine, sizes, who ran it, seconds, words).
+enum class Mode { Off, On, Log };
+
 /// Read once per process.
 struct Settings {
+    Mode mode = Mode::On;
     /// Calls with m·n·k below this go to ScaLAPACK (CALA_SCALAPACK_THRESHOLD; default 128³).
     double threshold = 128.0 * 128.0 * 128.0;
     /// CALA_VERBOSE set and not "0": one line per call on stderr, from grid process (0, 0).
@@ -93,6 +99,18 @@ void cala_or_scalapack(const char* rout, const GridPos& g, Cala&& run, Scalapack
     }
 }
 
+/// Who ran the current call, for CALA_SHIM=log: the routines mark ScaLAPACK's runs (every
+/// call of the real routine) and illegal arguments; anything else is cala's (nothing to do
+/// included). Per thread.
+enum class Ran { Cala, Scalapack, Illegal };
+void mark_ran(Ran r) noexcept;
+Ran ran() noexcept;
+
+/// CALA_SHIM=log's line for one call on MPI_COMM_WORLD rank 0 (stderr): "cala_scalapack log:
+/// PDTRSM side=L ... ran=cala s=0.0123 words=4096" (words: cala's traffic counters on rank 0,
+/// "-" when ScaLAPACK ran: its traffic is not counted).
+void log_call(const char* rout, const std::string& sizes, Ran who, double seconds, std::int64_t words);
+
 /// The C boundary of an entry point: runs f, and says what it throws instead of letting it
 /// escape into Fortran.
 template <class F>
@@ -104,6 +122,22 @@ void guarded(const char* routine, F&& f) noexcept {
     } catch (...) {
         say(std::string(routine) + ": unknown exception");
     }
+}
+
+/// An entry point under CALA_SHIM: `scalapack()` alone when off; `cala()` (the shim's routine,
+/// which may hand the call to ScaLAPACK itself) when on; when log, `cala()` timed, with the
+/// line of log_call (`sizes()` says the call's sizes). Nothing escapes into Fortran.
+template <class Sizes, class Cala, class Scalapack>
+void run_entry(const char* rout, Sizes&& sizes, Cala&& cala, Scalapack&& scalapack) noexcept {
+    const Settings& s = settings();
+    if (s.mode == Mode::Off) return guarded(rout, scalapack);
+    if (s.mode == Mode::On) return guarded(rout, cala);
+    mark_ran(Ran::Cala);
+    const double t0 = MPI_Wtime();
+    const std::int64_t w0 = traffic().words();
+    guarded(rout, cala);
+    const double t = MPI_Wtime() - t0;
+    guarded(rout, [&] { log_call(rout, sizes(), ran(), t, traffic().words() - w0); });
 }
 
 }  // namespace cala::scalapack

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""PDGEMM through the ScaLAPACK ABI: cala (the shim) against ScaLAPACK's own, in one session.
+"""PDGEMM, PDTRSM, PDPOSV or the LU tester's PDGETRF through the ScaLAPACK ABI: cala (the shim)
+against ScaLAPACK's own, in one session.
 
 Runs the drop-in example (a plain ScaLAPACK program) alternately, `--rounds` times each:
   scalapack  the shim preloaded with CALA_SCALAPACK_THRESHOLD=1e30: every call falls through to
@@ -8,6 +9,11 @@ Runs the drop-in example (a plain ScaLAPACK program) alternately, `--rounds` tim
   plain      (with --plain) no shim at all, BLIS_ARCH_TYPE as given (BLIS picks its kernels).
 Each run reports its best time over `--runs` calls (the slowest process's); the ratio is
 best(scalapack) / best(cala) over all rounds. Not a test: timings are never test assertions.
+
+--routine trsm|posv runs abi_solve (--exe build/tests/scalapack/abi_solve, B n x --nrhs);
+scalapack is then the shim preloaded with CALA_SHIM=off. --routine lu-tester runs ScaLAPACK's
+xdlu on one n x n problem (no condition estimation), CALA_SHIM=off against on, and compares the
+tester's "LU Time" (PDGETRF, which calls PDTRSM and PDGEMM).
 
   compare.py --mpiexec mpiexec.mpich --shim build/lib/scalapack/libcala_scalapack.so \
              --exe build/tests/scalapack/scalapack_dropin --n 4096 --nb 256 --grid 1x2 --rounds 3
@@ -18,6 +24,28 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
+
+LU_DAT = """'SCALAPACK, LU factorization input file'
+'cala_scalapack: compare.py'
+'LU.out'
+6
+1\t\tnumber of problems sizes
+{n}\t\tvalues of M
+{n}\t\tvalues of N
+1\t\tnumber of NB's
+{nb}\t\tvalues of NB
+1\t\tnumber of NRHS's
+1\t\tvalues of NRHS
+1\t\tNumber of NBRHS's
+1\t\tvalues of NBRHS
+1\t\tnumber of process grids
+{p}\t\tvalues of P
+{q}\t\tvalues of Q
+1.0\t\tthreshold
+F\t\t(T or F) Test Cond. Est. and Iter. Ref. Routines
+"""
+LU_TESTER = "/usr/lib/x86_64-linux-gnu/scalapack/mpich-tests/xdlu"
 
 LINE = re.compile(r"best_s=(\S+) gflops=(\S+) checksum=(\S+)")
 
@@ -26,7 +54,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mpiexec", default="mpiexec.mpich")
     ap.add_argument("--shim", required=True)
-    ap.add_argument("--exe", required=True)
+    ap.add_argument("--exe", help="scalapack_dropin (gemm) or abi_solve (trsm, posv)")
+    ap.add_argument("--routine", choices=["gemm", "trsm", "posv", "lu-tester"], default="gemm")
+    ap.add_argument("--nrhs", type=int, default=4096, help="columns of B (trsm, posv)")
     ap.add_argument("--n", type=int, default=4096)
     ap.add_argument("--nb", type=int, default=256)
     ap.add_argument("--grid", default="1x2")
@@ -42,6 +72,18 @@ def main():
         "scalapack": ["-genv", "LD_PRELOAD", os.path.abspath(args.shim), "-genv", "CALA_SCALAPACK_THRESHOLD", "1e30"],
         "cala": ["-genv", "LD_PRELOAD", os.path.abspath(args.shim), "-genv", "CALA_SCALAPACK_THRESHOLD", "0"],
     }
+    cwd = None
+    if args.routine in ("trsm", "posv"):
+        prog = [args.exe, args.routine, str(args.n), str(args.nrhs), str(args.nb), str(p), str(q), str(args.runs)]
+    if args.routine == "lu-tester":
+        cwd = tempfile.mkdtemp(prefix="cala_compare_")
+        with open(os.path.join(cwd, "LU.dat"), "w") as f:
+            f.write(LU_DAT.format(n=args.n, nb=args.nb, p=p, q=q))
+        prog = [LU_TESTER]
+    if args.routine != "gemm":
+        configs["scalapack"] = ["-genv", "LD_PRELOAD", os.path.abspath(args.shim), "-genv", "CALA_SHIM", "off"]
+        configs["cala"] = ["-genv", "LD_PRELOAD", os.path.abspath(args.shim), "-genv", "CALA_SHIM", "on",
+                           "-genv", "CALA_SCALAPACK_THRESHOLD", "0"]
     if args.plain is not None:
         configs["plain"] = ["-genv", "BLIS_ARCH_TYPE", args.plain]
     best = {}
@@ -51,18 +93,26 @@ def main():
             env.pop("LD_PRELOAD", None)
             cmd = [args.mpiexec, "-n", str(p * q), "-genv", "OMP_NUM_THREADS", args.threads] + extra + prog
             out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                 check=True).stdout
-            m = LINE.search(out)
-            if not m:
-                print(out)
-                return 1
-            t = float(m.group(1))
-            print(f'{{"round":{r},"config":"{name}","n":{args.n},"nb":{args.nb},"grid":"{args.grid}",'
-                  f'"threads":{args.threads},"best_s":{t},"gflops":{m.group(2)},"checksum":{m.group(3)}}}', flush=True)
+                                 check=True, cwd=cwd).stdout
+            if args.routine == "lu-tester":  # WALL M N NB NRHS NBRHS P Q LU-Time Sol-Time MFLOPS CHECK
+                walls = [l.split() for l in out.splitlines() if l.startswith("WALL")]
+                if not walls or walls[0][-1] != "PASSED":
+                    print(out)
+                    return 1
+                t, gf, check = float(walls[0][8]), walls[0][10], '"PASSED"'
+            else:
+                m = LINE.search(out)
+                if not m:
+                    print(out)
+                    return 1
+                t, gf, check = float(m.group(1)), m.group(2), m.group(3)
+            print(f'{{"routine":"{args.routine}","round":{r},"config":"{name}","n":{args.n},"nb":{args.nb},'
+                  f'"grid":"{args.grid}","threads":{args.threads},"best_s":{t},"gflops":{gf},"checksum":{check}}}',
+                  flush=True)
             best[name] = min(best.get(name, 1e300), t)
     ratio = best["scalapack"] / best["cala"]
     print(f"best ScaLAPACK {best['scalapack']:.4f} s, best cala {best['cala']:.4f} s: cala is {ratio:.2f}x "
-          f"ScaLAPACK's own PDGEMM" + (f"; without the shim {best['plain']:.4f} s" if "plain" in best else ""))
+          f"ScaLAPACK's own ({args.routine})" + (f"; without the shim {best['plain']:.4f} s" if "plain" in best else ""))
     return 0
 
 

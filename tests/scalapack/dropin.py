@@ -4,6 +4,9 @@
 Every run prints a checksum of C = A·B (the same global A and B whatever the grid); all must agree
 with the run without the shim to a relative 1e-10. With the shim, CALA_VERBOSE=1 must show where
 each call went: cala for the large-enough calls, ScaLAPACK's own PDGEMM below the threshold.
+CALA_SHIM: off leaves every call to ScaLAPACK (no line from the shim, the same checksum); log
+prints one line per call on rank 0 (routine, sizes, who ran it, seconds, words cala moved on
+rank 0); an unknown value is reported and read as on.
 
   dropin.py --mpiexec mpiexec.mpich --shim .../libcala_scalapack.so --exe .../scalapack_dropin
 """
@@ -17,7 +20,7 @@ import sys
 CHECKSUM = re.compile(r"checksum=(\S+) norm2=(\S+)")
 
 
-def run(args, np, prog_args, shim=False, threshold=None):
+def run(args, np, prog_args, shim=False, threshold=None, mode=None):
     env = dict(os.environ, OMP_NUM_THREADS="1")
     env.pop("LD_PRELOAD", None)
     cmd = [args.mpiexec, "-n", str(np)]
@@ -25,6 +28,8 @@ def run(args, np, prog_args, shim=False, threshold=None):
         cmd += ["-genv", "LD_PRELOAD", os.path.abspath(args.shim), "-genv", "CALA_VERBOSE", "1"]
         if threshold is not None:
             cmd += ["-genv", "CALA_SCALAPACK_THRESHOLD", str(threshold)]
+        if mode is not None:
+            cmd += ["-genv", "CALA_SHIM", mode]
     cmd += [args.exe] + [str(a) for a in prog_args]
     print("+", " ".join(cmd), flush=True)
     r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
@@ -66,10 +71,31 @@ def main():
         errors.append(f"below the threshold: checksum {small} differs from ScaLAPACK's {small_base}")
     if len(re.findall(r"PDGEMM\(N,N\) m=100 .*-> ScaLAPACK: m\*n\*k = 1000000 < CALA_SCALAPACK_THRESHOLD", out)) != 2:
         errors.append("below the threshold: expected 2 CALA_VERBOSE lines sending the calls to ScaLAPACK")
+    # CALA_SHIM=off: ScaLAPACK runs every call, the shim says nothing
+    got, out = run(args, 4, [300, 32, 2, 2, "R", 1], shim=True, threshold=0, mode="off")
+    if not close(got, base):
+        errors.append(f"CALA_SHIM=off: checksum {got} differs from ScaLAPACK's {base}")
+    if "cala_scalapack" in out:
+        errors.append("CALA_SHIM=off: the shim printed a line (it must leave every call to ScaLAPACK)")
+    # CALA_SHIM=log: one line per call on rank 0, words moved by cala on rank 0
+    got, out = run(args, 4, [300, 32, 2, 2, "R", 2], shim=True, threshold=0, mode="log")
+    logged = re.findall(r"cala_scalapack log: PDGEMM transa=N transb=N m=300 n=300 k=300 ran=cala "
+                        r"s=([0-9.]+) words=(\d+)", out)
+    if not close(got, base) or len(logged) != 2 or any(int(w) <= 0 for _, w in logged) or \
+            len({w for _, w in logged}) != 1:
+        errors.append(f"CALA_SHIM=log: expected 2 lines 'PDGEMM ... ran=cala s=... words=W' with the same W > 0 "
+                      f"and the checksum of ScaLAPACK, got {logged}")
+    _, out = run(args, 4, [100, 16, 2, 2, "R", 1], shim=True, mode="log")
+    if len(re.findall(r"cala_scalapack log: PDGEMM .* m=100 .*ran=ScaLAPACK s=[0-9.]+ words=-", out)) != 1:
+        errors.append("CALA_SHIM=log: expected one 'ran=ScaLAPACK ... words=-' line below the threshold")
+    got, out = run(args, 4, [300, 32, 2, 2, "R", 1], shim=True, threshold=0, mode="maybe")
+    if "ignoring CALA_SHIM=maybe" not in out or not re.search(r"PDGEMM\(N,N\) m=300 .*-> cala:", out):
+        errors.append("CALA_SHIM=maybe: expected a warning and the call through cala (on)")
     if errors:
         print("FAILED:\n  " + "\n  ".join(errors))
         return 1
-    print("drop-in: same checksum without the shim and with it (row-, column-major, sub-grid, threshold)")
+    print("drop-in: same checksum without the shim and with it (row-, column-major, sub-grid, threshold); "
+          "CALA_SHIM off, log and an unknown value")
     return 0
 
 

@@ -54,7 +54,20 @@ void pcpotrf_(POTRF_ARGS(float complex));
 void pcpotrs_(POTRS_ARGS(float complex));
 void PZPOTRF(POTRF_ARGS(double complex));
 void pzpotrs(POTRS_ARGS(double complex));
+/* p?posv has p?potrs's argument list */
+void pdposv_(POTRS_ARGS(double));
+void PSPOSV(POTRS_ARGS(float));
+void pcposv(POTRS_ARGS(float complex));
+void pzposv_(POTRS_ARGS(double complex));
 #endif
+
+/* p?tran_, p?tranu_, p?tranc_ (PBLAS): C := beta·C + alpha·op(A) */
+#define TRAN_ARGS(T) \
+    const int*, const int*, const T*, const T*, const int*, const int*, const int*, const T*, T*, const int*, \
+        const int*, const int*
+void pdtran_(TRAN_ARGS(double));
+void pztranc_(TRAN_ARGS(double complex));
+void PCTRANU(TRAN_ARGS(float complex));
 
 static int failures = 0;
 static int me = 0;
@@ -269,11 +282,12 @@ static void verdict(int ctxt, const char* what, int bad, const char* ok) {
 }
 
 /* sub(A) = A(ia.., ja..) n x n in nb x nb blocks (sources rsrc, csrc), sub(B) = B(ib.., jb..)
- * n x nrhs: factor with `trf`, solve with `trs` (when given), check the factor's info (kbad + 1,
- * or 0) on every process, the solution against x_true, and that potrf left every entry outside
- * its triangle of sub(A) untouched. */
-static void cholesky(const char* what, int ctxt, char t, PotrfFn trf, PotrsFn trs, char uplo, int n, int nrhs,
-                     int nb, int rsrc, int csrc, int off, int kbad) {
+ * n x nrhs: factor with `trf`, solve with `trs` (when given), or both with `posv` (when given),
+ * check the factor's info (kbad + 1, or 0) on every process, the solution against x_true (and B
+ * untouched when the factorization failed), and that potrf left every entry outside its
+ * triangle of sub(A) untouched. */
+static void cholesky_or_posv(const char* what, int ctxt, char t, PotrfFn trf, PotrsFn trs, PotrsFn posv, char uplo,
+                             int n, int nrhs, int nb, int rsrc, int csrc, int off, int kbad) {
     Mat a = make(ctxt, 1, n + off + 3, n + off + 2, nb, nb, nb, nb, rsrc, csrc, 2);
     Mat b = make(ctxt, 1, n + off + 1, nrhs + 2, nb, 3, nb, 3, rsrc, (csrc + 1) % 2, 1);
     for (int j = 0; j < a.n; ++j)
@@ -294,7 +308,8 @@ static void cholesky(const char* what, int ctxt, char t, PotrfFn trf, PotrsFn tr
         }
     const int ia = off + 1, ja = off + 1, ib = off + 1, jb = 2;
     int info = -999;
-    trf(&uplo, &n, a.z, &ia, &ja, a.desc, &info);
+    if (posv != NULL) posv(&uplo, &n, &nrhs, a.z, &ia, &ja, a.desc, b.z, &ib, &jb, b.desc, &info);
+    else trf(&uplo, &n, a.z, &ia, &ja, a.desc, &info);
     int bad = info != (kbad >= 0 ? kbad + 1 : 0);
     for (int j = 0; j < a.n; ++j)
         for (int i = 0; i < a.m; ++i) {
@@ -304,22 +319,40 @@ static void cholesky(const char* what, int ctxt, char t, PotrfFn trf, PotrsFn tr
             const int mine = inside && (uplo == 'L' ? si >= sj : si <= sj);
             if (!mine && get(&a, t, ctxt, i, j) != stored(t, inside ? herm(t, n, kbad, si, sj) : gen(t, 4, i, j))) ++bad;
         }
-    if (trs != NULL && info == 0) {
-        trs(&uplo, &n, &nrhs, a.z, &ia, &ja, a.desc, b.z, &ib, &jb, b.desc, &info);
-        bad += info != 0;
+    if ((trs != NULL || posv != NULL) && (info == 0 || posv != NULL)) {
+        if (posv == NULL) {
+            trs(&uplo, &n, &nrhs, a.z, &ia, &ja, a.desc, b.z, &ib, &jb, b.desc, &info);
+            bad += info != 0;
+        }
+        const int solved = info == 0;
         const double tol = t == 's' || t == 'c' ? 1e-3 : 1e-10;
         for (int j = 0; j < b.n; ++j)
             for (int i = 0; i < b.m; ++i) {
                 if (at(&b, t, ctxt, i, j) == NULL) continue;
                 const int si = i - off, sj = j - 1;
                 const int inside = si >= 0 && si < n && sj >= 0 && sj < nrhs;
-                const double complex want = stored(t, inside ? gen(t, 2, si, sj) : gen(t, 5, i, j));
-                if (!(cabs(get(&b, t, ctxt, i, j) - want) <= (inside ? tol : 0))) ++bad;
+                double complex want = stored(t, inside ? gen(t, 2, si, sj) : gen(t, 5, i, j));
+                if (inside && !solved) { /* p?posv that could not factor: B untouched */
+                    want = 0;
+                    for (int l = 0; l < n; ++l) want += herm(t, n, -1, si, l) * gen(t, 2, l, sj);
+                    want = stored(t, want);
+                }
+                if (!(cabs(get(&b, t, ctxt, i, j) - want) <= (inside && solved ? tol : 0))) ++bad;
             }
     }
     verdict(ctxt, what, bad, kbad >= 0 ? "ok (the same info on every process)" : "ok");
     free(a.z);
     free(b.z);
+}
+
+static void cholesky(const char* what, int ctxt, char t, PotrfFn trf, PotrsFn trs, char uplo, int n, int nrhs,
+                     int nb, int rsrc, int csrc, int off, int kbad) {
+    cholesky_or_posv(what, ctxt, t, trf, trs, NULL, uplo, n, nrhs, nb, rsrc, csrc, off, kbad);
+}
+
+static void posv(const char* what, int ctxt, char t, PotrsFn fn, char uplo, int n, int nrhs, int nb, int rsrc,
+                 int csrc, int off, int kbad) {
+    cholesky_or_posv(what, ctxt, t, NULL, NULL, fn, uplo, n, nrhs, nb, rsrc, csrc, off, kbad);
 }
 
 /* Illegal p?potrf / p?potrs arguments: info < 0 everywhere (ScaLAPACK's code), A and B untouched. */
@@ -389,9 +422,58 @@ static void cholesky_checks(int row, int colc, int mapc, int sub) {
     cholesky("potrf not SPD at 14 of 33: info = 14, d, L", row, 'd', (PotrfFn)pdpotrf_, NULL, 'L', 33, 1, 4, 0, 0, 4,
              13);
     cholesky("potrf not SPD at 9 of 20: info = 9, z, U", row, 'z', (PotrfFn)PZPOTRF, NULL, 'U', 20, 1, 3, 1, 0, 0, 8);
+    posv("posv 2x2, d (pdposv_), L, offsets", row, 'd', (PotrsFn)pdposv_, 'L', 37, 5, 4, 1, 0, 4, -1);
+    posv("posv column-major, s (PSPOSV), U", colc, 's', (PotrsFn)PSPOSV, 'U', 29, 3, 5, 0, 1, 0, -1);
+    posv("posv gridmap, c (pcposv), L", mapc, 'c', (PotrsFn)pcposv, 'L', 26, 4, 3, 1, 1, 3, -1);
+    posv("posv 2x2, z (pzposv_), U, offsets", row, 'z', (PotrsFn)pzposv_, 'U', 23, 2, 4, 0, 0, 8, -1);
+    posv("posv not SPD at 11 of 30: info = 11, d, U", row, 'd', (PotrsFn)pdposv_, 'U', 30, 2, 4, 0, 1, 4, 10);
     illegal_cholesky(row);
 }
 #endif
+
+/* C(ic.., jc..) := beta·C + alpha·op(A(ia.., ja..)) (m x n; op = T, or C when conj) through
+ * p?tran_/p?tranu_/p?tranc_: every local entry of C against a sequential sum inside sub(C),
+ * untouched outside; beta = 0 with NaN in C. */
+static void tran(const char* what, int ctxt, char t, int conjugate, int m, int n, double complex alpha,
+                 double complex beta) {
+    Mat a = make(ctxt, 1, n + 3, m + 2, 3, 2, 3, 2, 1 % 2, 0, 1), c = make(ctxt, 1, m + 2, n + 4, 4, 5, 4, 5, 0, 1, 0);
+    fill(&a, t, ctxt, 1);
+    const int ia = 3, ja = 2, ic = 2, jc = 4, nan_c = beta == 0;
+    for (int j = 0; j < c.n; ++j)
+        for (int i = 0; i < c.m; ++i) {
+            const int inside = i >= ic - 1 && i < ic - 1 + m && j >= jc - 1 && j < jc - 1 + n;
+            put(&c, t, ctxt, i, j, gen(t, inside && nan_c ? -1 : 2, i, j));
+        }
+    if (t == 'd') {
+        double al = creal(alpha), be = creal(beta);
+        pdtran_(&m, &n, &al, (double*)a.z, &ia, &ja, a.desc, &be, (double*)c.z, &ic, &jc, c.desc);
+    } else if (t == 'z') {
+        pztranc_(&m, &n, &alpha, a.z, &ia, &ja, a.desc, &beta, c.z, &ic, &jc, c.desc);
+    } else {
+        float complex al = (float complex)alpha, be = (float complex)beta;
+        PCTRANU(&m, &n, &al, (float complex*)a.z, &ia, &ja, a.desc, &be, (float complex*)c.z, &ic, &jc, c.desc);
+    }
+    const double tol = t == 'c' ? 1e-5 : 1e-12;
+    int bad = 0;
+    for (int j = 0; j < c.n; ++j)
+        for (int i = 0; i < c.m; ++i) {
+            if (at(&c, t, ctxt, i, j) == NULL) continue;
+            const int si = i - (ic - 1), sj = j - (jc - 1);
+            const int inside = si >= 0 && si < m && sj >= 0 && sj < n;
+            double complex want = t == 'c' ? (double complex)(float complex)gen(t, 2, i, j) : gen(t, 2, i, j);
+            if (inside) {
+                double complex av = gen(t, 1, ia - 1 + sj, ja - 1 + si);
+                if (conjugate) av = conj(av);
+                want = alpha * av + (nan_c ? 0 : beta * gen(t, 2, i, j));
+            }
+            if (!(cabs(get(&c, t, ctxt, i, j) - want) <= (inside ? tol : 0))) ++bad;
+        }
+    Cigsum2d(ctxt, "All", " ", 1, 1, &bad, 1, -1, -1);
+    if (me == 0) printf("check %-44s %s\n", what, bad == 0 ? "ok" : "WRONG");
+    if (bad) ++failures;
+    free(a.z);
+    free(c.z);
+}
 
 int main(void) {
     int nprocs, row, colc, mapc, sub, r, c, p, q;
@@ -446,6 +528,10 @@ int main(void) {
     Mat c1 = make(row, 1, 8, 8, 2, 2, 2, 2, 0, 0, 0);
     if (me == 0) c1.desc[8] = 3; /* LLD 3 < 4 local rows, on process 0 only */
     illegal("LLD of C too small on one process (info -1911)", row, &a, &b, &c1, "N", 1, -1);
+
+    tran("p?tran 2x2, d (pdtran_), beta = 0 (NaN in C)", row, 'd', 0, 17, 11, 1.5, 0);
+    tran("p?tranc gridmap, z (pztranc_), beta = 2 - i", mapc, 'z', 1, 9, 14, 0.5 + I, 2 - I);
+    tran("p?tranu column-major, c (PCTRANU)", colc, 'c', 0, 12, 12, -1, 0.5);
 
 #ifdef CALA_SHIM_CHOLESKY
     cholesky_checks(row, colc, mapc, sub);

@@ -41,6 +41,9 @@ def main():
         errors.append(f"{through} calls through cala, expected 9")
     if len(re.findall(r"-> ScaLAPACK: an operand has no cala layout", out)) != 1:
         errors.append("the first-block case did not go to ScaLAPACK")
+    tran = len(re.findall(r"cala_scalapack: P[SDCZ]TRAN[UC]?\(.*-> cala: redistribute", out))
+    if tran != 3:
+        errors.append(f"{tran} p?tran calls through cala, expected 3")
     if args.cholesky:
         for routine, position in (("PDPOTRF", 1), ("PDPOTRF", 4), ("PDPOTRF", 606), ("PDPOTRF", 609),
                                   ("PDPOTRS", 9), ("PDPOTRS", 1106)):
@@ -51,8 +54,11 @@ def main():
         potrs = len(re.findall(r"cala_scalapack: P[SDCZ]POTRS\(.*-> cala:", out))
         if (potrf, potrs) != (8, 6):
             errors.append(f"{potrf} p?potrf and {potrs} p?potrs calls through cala, expected 8 and 6")
-        if re.search(r"cala_scalapack: P[SDCZ]POTR[FS]\(.*-> ScaLAPACK", out):
-            errors.append("a p?potrf or p?potrs call went to ScaLAPACK")
+        if re.search(r"cala_scalapack: P[SDCZ]PO(TR[FS]|SV)\(.*-> ScaLAPACK", out):
+            errors.append("a p?potrf, p?potrs or p?posv call went to ScaLAPACK")
+        posv = len(re.findall(r"cala_scalapack: P[SDCZ]POSV\(.*-> cala:", out))
+        if posv != 5:
+            errors.append(f"{posv} p?posv calls through cala, expected 5")
     if errors:
         print("FAILED:\n  " + "\n  ".join(errors))
         return 1

@@ -116,6 +116,32 @@ Cost trsm_cost(Uplo uplo, Op op, const BlockCyclic& a, const BlockCyclic& b, con
     return solve_cost({op}, uplo == Uplo::Lower, a, b, opts, row, col, elem_size, is_complex);
 }
 
+Cost trsm_cost(Side side, Uplo uplo, Op op, const BlockCyclic& a, const BlockCyclic& b, const TrsmOptions& opts,
+               int row, int col, std::size_t elem_size, bool is_complex) {
+    using detail::cat;
+    if (side == Side::Left) return trsm_cost(uplo, op, a, b, opts, row, col, elem_size, is_complex);
+    if (side != Side::Right) throw Error(cat("trsm_cost: side is ", static_cast<int>(side), ", not a Side"));
+    if (b.n() != a.n())
+        throw Error(cat("trsm_cost: B has ", b.n(), " columns but A is ", a.n(), " x ", a.n(), " (right side)"));
+    const auto r = detail::right_problem(op, a, b);
+    check_solve("trsm_cost", uplo, r.op, a, r.bt_layout, opts, row, col);
+    detail::check_process("trsm_cost", b, row, col);
+    if (a.n() == 0 || b.m() == 0) return {};
+    // Into the transposed copy, the left-side solve there, and back; the copy lives throughout.
+    const std::int64_t live = local_elems(r.bt_layout, row, col);
+    const auto in = redist_summary(r.move, b, r.bt_layout, row, col);
+    const auto out = redist_summary(r.move, r.bt_layout, b, row, col);
+    Cost cost = solve_cost({r.op}, uplo == Uplo::Lower, a, r.bt_layout, opts, row, col, elem_size, is_complex);
+    const auto es = static_cast<std::int64_t>(elem_size);
+    std::int64_t peak = live * es + cost.extra_bytes;
+    peak = std::max(peak, (live + in.send_total + in.recv_others) * es);
+    peak = std::max(peak, (live + out.send_total + out.recv_others) * es);
+    add_traffic(cost, in);
+    add_traffic(cost, out);
+    cost.extra_bytes = peak;
+    return cost;
+}
+
 Cost potrs_cost(Uplo uplo, const BlockCyclic& a, const BlockCyclic& b, const TrsmOptions& opts, int row, int col,
                 std::size_t elem_size, bool is_complex) {
     check_solve("potrs_cost", uplo, Op::N, a, b, opts, row, col);

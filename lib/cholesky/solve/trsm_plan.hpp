@@ -46,6 +46,24 @@ inline TrsmPlan plan_trsm(const BlockCyclic& a, const BlockCyclic& b, const Trsm
     return pl;
 }
 
+/// A right-side solve X·op(A) = alpha·B as a left-side one: Bᵀ (Bᴴ for op = C) in `bt_layout`
+/// (rows: A's rows, so the loops need no move when A has square tiles; columns: B's row blocking
+/// over q), solved with op(A) replaced by `op`, moved back with `move`.
+struct RightProblem {
+    Op move = Op::T;  ///< the redistribution into and out of bt_layout
+    Op op = Op::T;    ///< op of the left-side solve on the stored triangle
+    BlockCyclic bt_layout;
+};
+
+inline RightProblem right_problem(Op op, const BlockCyclic& a, const BlockCyclic& b) {
+    RightProblem r;
+    r.move = op == Op::C ? Op::C : Op::T;
+    r.op = op == Op::N ? Op::T : Op::N;
+    const Dist1D& br = b.rows;
+    r.bt_layout = BlockCyclic(a.rows, Dist1D(br.n, br.nb, a.q(), 0, br.ib, "trsm: columns of B transposed"));
+    return r;
+}
+
 /// Buffers of a tile loop on one rank, in elements: panel slots (m_loc x wmax each, when q > 1)
 /// and block-row slots (wmax x nrhs_loc each, when p > 1): solved block rows broadcast (op = N)
 /// or partial sums reduced (op = T/C).
