@@ -52,4 +52,7 @@ TiledCounts tiled_counts(const TileMap& src, const TileMap& dst, int rank, int n
 /// The Traffic convention of cala/comm.hpp for those counts.
 Cost tiled_cost(const TiledCounts& c, int rank);
 
+/// FNV-1a fingerprint of a tile layout (shape, role, pattern), for argument agreement.
+std::uint64_t fingerprint(std::uint64_t h, const TileLayout& l);
+
 }  // namespace cala::detail
