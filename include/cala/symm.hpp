@@ -56,6 +56,16 @@ void syrk(Uplo uplo, T alpha, const TiledMatrix<T>& a, T beta, const TiledMatrix
 template <class T>
 void herk(Uplo uplo, real_t<T> alpha, const TiledMatrix<T>& a, real_t<T> beta, const TiledMatrix<T>& c);
 
+/// Cholesky factorization A = L·Lᴴ of a Hermitian positive definite matrix on a symmetric layout
+/// (TileLayout::lower; uplo Lower only, else cala::Error on every rank), in place; returns
+/// LAPACK's info (0, or k: the leading minor of order k is not positive definite), the same on
+/// every rank. Right-looking, every broadcast over a row set. Collective over the grid.
+template <class T>
+index_t potrf(Uplo uplo, const TiledMatrix<T>& a);
+/// Exact words, words received and messages of that potrf on communicator rank `rank` (A
+/// positive definite); flops of its trailing updates.
+Cost potrf_cost(const TileLayout& a, int rank, bool is_complex);
+
 /// Exact words, messages (cala/comm.hpp's convention) and flops on communicator rank `rank` of
 /// symm/hemm with alpha != 0 (2DBC: operands on a grid of the given order).
 Cost symm_cost(Side side, Uplo uplo, const BlockCyclic& a, const BlockCyclic& b, GridOrder order, int rank,
