@@ -4,7 +4,7 @@
 // side and uplo, sizes the block does not divide, beta = 0 with NaN in C; words and messages
 // per rank == model; bad arguments -> cala::Error on every rank, nothing moved.
 // (run as: mpiexec.mpich -n N test_symm, N in {1, 2, 3, 4, 6, 8, 12}; above 2 ranks, oversubscribed,
-// double and complex<double> only and a quarter of the 2DBC cases)
+// double and complex<double> only, a quarter of the 2DBC cases and a third of the SBC/TBC ones)
 
 #include <doctest/doctest.h>
 
@@ -157,7 +157,8 @@ TEST_CASE_TEMPLATE("symm/hemm on SBC and TBC match the sequential product; traff
                     for (const Side side : {Side::Left, Side::Right}) {
                         const bool herm = is_complex_v<T> && (trial % 2 == 1);
                         const bool beta_zero = trial % 3 == 0;
-                        ++trial;
+                        // Oversubscribed: a third of the cases (both herm values, both beta kinds).
+                        if (world.size() > 2 && (trial++ / 2) % 3 != 0) continue;
                         DistMatrix<T> a2(grid, m, m, 1 + g() % 3, 1 + g() % 3);
                         fill_triangle(a2, Uplo::Lower);
                         const TileLayout pl = TileLayout::paired(sym, side, n, 1 + g() % 3);
