@@ -15,4 +15,8 @@ template <class T>
 void psymm(const BlacsGrid& g, Side side, Uplo uplo, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, T beta,
            const MatrixRef<T>& c);
 
+/// C := alpha·A·Aᵀ + beta·C (the `uplo` triangle) by PBLAS p?syrk. Collective over `g`.
+template <class T>
+void psyrk(const BlacsGrid& g, Uplo uplo, T alpha, const MatrixRef<T>& a, T beta, const MatrixRef<T>& c);
+
 }  // namespace cala::bench

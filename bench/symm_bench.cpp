@@ -206,6 +206,101 @@ void run_symm(const SymmArgs& args) {
     emit(line);
 }
 
+// cala-bench syrk: C := alpha·A·Aᵀ + beta·C, C n x n (lower half) on 2DBC, SBC or TBC, A n x k;
+// words received summed over ranks vs the model ((s − 1)·n·k) and PBLAS p?syrk (--compare).
+template <class T>
+void run_syrk(const SymmArgs& args) {
+    const Comm world = Comm::borrow(MPI_COMM_WORLD);
+    const Grid2D grid(world);
+    const int P = world.size(), me = world.rank();
+    const index_t n = args.m, k = args.n, nb = args.nb;
+    std::uint64_t seed = std::random_device{}();
+    MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    const T alpha = T(1), beta = T(0.5);
+    DistMatrix<T> a2(grid, n, k, nb, nb), c0(grid, n, n, nb, nb), c2(grid, n, n, nb, nb), ref(grid, n, n, nb, nb);
+    fill_random(a2.view(), seed);
+    fill_symmetric(c0.view(), seed + 1);
+    copy_local(c0.view(), ref.view());
+    gemm(Op::N, Op::T, alpha, a2.view(), a2.view(), beta, ref.view());  // the whole C; the lower half is checked
+    nlohmann::ordered_json line;
+    line["bench"] = "syrk";
+    line["layout"] = args.layout;
+    Times times;
+    Traffic t;
+    std::int64_t model_recv = 0, model_msgs = 0, s_size = 0;
+    if (args.layout == "2dbc") {
+        auto body = [&] { syrk(Uplo::Lower, alpha, a2.view(), beta, c2.view()); };
+        auto reset = [&] { copy_local(c0.view(), c2.view()); };
+        times = time_runs("syrk", args.layout, args.runs, MPI_COMM_WORLD, reset, body);
+        reset();
+        reset_traffic();
+        body();
+        t = traffic();
+        for (int r = 0; r < P; ++r) {
+            const Cost c = syrk_cost(Uplo::Lower, a2.layout(), c2.layout(), grid.order(), r, is_complex_v<T>);
+            model_recv += c.words_recv, model_msgs += c.msgs;
+        }
+        line["grid"] = std::to_string(grid.p()) + "x" + std::to_string(grid.q());
+        s_size = grid.p() + grid.q() - 1;
+    } else {
+        const SymmetricLayout sym = pick_layout(args.layout, P, n, nb);
+        const TileLayout cl = TileLayout::lower(sym), al = TileLayout::paired(sym, Side::Left, k, nb);
+        TiledMatrix<T> a(grid, al), c(grid, cl), c0t(grid, cl);
+        redistribute(a2.view(), a);
+        redistribute(c0.view(), c0t);
+        auto reset = [&] { redistribute(c0t, c); };
+        auto body = [&] { syrk(Uplo::Lower, alpha, a, beta, c); };
+        times = time_runs("syrk", args.layout, args.runs, MPI_COMM_WORLD, reset, body);
+        reset();
+        reset_traffic();
+        body();
+        t = traffic();
+        copy_local(c0.view(), c2.view());
+        redistribute(c, c2.view());
+        for (int r = 0; r < P; ++r) {
+            const Cost cc = syrk_cost(al, cl, r, is_complex_v<T>);
+            model_recv += cc.words_recv, model_msgs += cc.msgs;
+        }
+        line["pattern"] = sym.describe();
+        s_size = static_cast<std::int64_t>(sym.row_set(0).size());
+        (void)me;
+    }
+    // The lower triangle of C against the reference.
+    for (index_t j = 0; j < c2.n_loc(); ++j)
+        for (index_t i = 0; i < c2.m_loc(); ++i)
+            if (c2.layout().rows.to_global(i, grid.row()) < c2.layout().cols.to_global(j, grid.col())) c2.local(i, j) = ref.local(i, j);
+    const double err = check_error(c2, ref, k);
+    const Sums s = sum_over_ranks(t);
+    const double flops = double(n) * double(n + 1) * double(k) * (is_complex_v<T> ? 4.0 : 1.0);
+    line["ranks"] = P;
+    line["n"] = n;
+    line["k"] = k;
+    line["nb"] = nb;
+    line["type"] = args.type;
+    line["threads"] = omp_get_max_threads();
+    line["time_median_s"] = times.median();
+    line["gflops"] = flops / times.median() * 1e-9;
+    line["words_sum"] = s.words_recv;
+    line["model_words_sum"] = model_recv;
+    line["msgs_sum"] = s.msgs;
+    line["model_msgs_sum"] = model_msgs;
+    line["row_set_volume"] = (s_size - 1) * n * k;
+    line["check_error"] = err;
+    if (args.compare == "scalapack") {
+        const BlacsGrid bg(grid.p(), grid.q());
+        auto reset = [&] { copy_local(c0.view(), c2.view()); };
+        auto body = [&] { psyrk(bg, Uplo::Lower, alpha, a2.view(), beta, c2.view()); };
+        const Times st = time_runs("syrk", "scalapack", args.runs, MPI_COMM_WORLD, reset, body);
+        line["scalapack_gflops"] = flops / st.median() * 1e-9;
+        line["speedup_vs_scalapack"] = st.median() / times.median();
+    }
+    if (model_recv != s.words_recv || model_msgs != s.msgs) {
+        line["error"] = "measured traffic differs from the model";
+        report_error("syrk", line["error"]);
+    }
+    emit(line);
+}
+
 // cala-bench symm-pattern: the owner of every lower block of an N x N block matrix, for each
 // symmetric layout on P ranks (pure arithmetic; what scripts/plots pattern draws).
 void run_pattern(int ranks, index_t blocks) {
@@ -260,6 +355,24 @@ void add_symm_command(CLI::App& app) {
     cmd->add_option("--type", args->type, "element type: d, s, z, c")
         ->check(CLI::IsMember({"d", "s", "z", "c"}))->capture_default_str();
     cmd->callback([args] { run(*args); });
+
+    auto sargs = std::make_shared<SymmArgs>();
+    auto* sc = app.add_subcommand("syrk", "C := alpha·A·Aᵀ + beta·C, C symmetric (lower half): cala::syrk on 2DBC, SBC or "
+                                          "TBC vs ScaLAPACK p?syrk; traffic vs model");
+    sc->add_option("--layout", sargs->layout, "layout of C")->check(CLI::IsMember({"2dbc", "sbc", "tbc"}))->capture_default_str();
+    sc->add_option("--n", sargs->m, "order of C, rows of A")->check(CLI::NonNegativeNumber)->capture_default_str();
+    sc->add_option("--k", sargs->n, "columns of A")->check(CLI::NonNegativeNumber)->capture_default_str();
+    sc->add_option("--nb", sargs->nb, "block size")->check(CLI::PositiveNumber)->capture_default_str();
+    sc->add_option("--runs", sargs->runs, "reported runs (after one warm-up)")->check(CLI::PositiveNumber)->capture_default_str();
+    sc->add_option("--compare", sargs->compare, "reference to run on the same data")
+        ->check(CLI::IsMember({"none", "scalapack"}))->capture_default_str();
+    sc->add_option("--type", sargs->type, "element type: d, s, z, c")->check(CLI::IsMember({"d", "s", "z", "c"}))->capture_default_str();
+    sc->callback([sargs] {
+        if (sargs->type == "d") run_syrk<double>(*sargs);
+        else if (sargs->type == "s") run_syrk<float>(*sargs);
+        else if (sargs->type == "z") run_syrk<std::complex<double>>(*sargs);
+        else run_syrk<std::complex<float>>(*sargs);
+    });
 
     auto pat = std::make_shared<std::pair<int, index_t>>(12, 27);
     auto* pc = app.add_subcommand("symm-pattern", "owners of the lower blocks of the symmetric layouts on P ranks (JSON, "
