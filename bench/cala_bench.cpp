@@ -54,6 +54,7 @@ int run(int argc, char** argv, int rank) {
     cala::bench::add_device_command(app);
     cala::bench::add_model_command(app);
     cala::bench::add_table_command(app);
+    cala::bench::add_symm_command(app);
     try {
         app.parse(argc, argv);
         return cala::bench::finish_output();

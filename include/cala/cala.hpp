@@ -14,4 +14,6 @@
 #include "cala/mw.hpp"
 #include "cala/runtime.hpp"
 #include "cala/stencil.hpp"
+#include "cala/symm.hpp"
+#include "cala/tiled_matrix.hpp"
 #include "cala/types.hpp"

@@ -1,0 +1,78 @@
+#pragma once
+// cala::symm, cala::hemm: C := alpha·A·B + beta·C (or alpha·B·A + beta·C) with A symmetric
+// (Hermitian) and only one triangle of A stored, stationary-A (thesis ch. 5, Table 5.1).
+//
+// cala::symm -> checks, agreement -> geometry (2DBC: row set = process row + process column of
+//   the diagonal block; SBC/TBC: the pattern row's ranks) -> symm_engine (lib/symm/engine.cpp:
+//   ibcast of B's block row over its row set's communicator, cached per layout; local GEMMs on
+//   A's own tiles; partial C summed at its owner with isend/irecv) -> kernels::gemm
+//
+// Words received, summed over ranks (every word that crosses the network counted once, at its
+// receiver): 2·(s − 1)·m·n for row sets of s ranks -- 2DBC 2(p+q−2)·mn, SBC 2(r−1)·mn,
+// extended SBC 2(r−2)·mn, TBC 2c·mn.
+
+#include "cala/cholesky.hpp"
+#include "cala/matrix.hpp"
+#include "cala/model.hpp"
+#include "cala/tiled_matrix.hpp"
+
+namespace cala {
+
+/// C := alpha·A·B + beta·C (Left) or alpha·B·A + beta·C (Right); A m x m symmetric, the `uplo`
+/// triangle stored (tiles on the other side of the diagonal tiles are not read), B and C m x n
+/// (Left) or n x m (Right), block-cyclic on one grid.
+///
+/// Collective over the grid. @pre A's rows and columns are cut alike (square tiles, same first
+/// block); B's and C's layouts are equal, and B's rows (Left) or columns (Right) are distributed
+/// exactly like A's (redistribute first otherwise): cala::Error on every rank, nothing moved.
+/// @note beta == 0: C is not read. alpha == 0: A and B are not read, nothing moves.
+template <class T>
+void symm(Side side, Uplo uplo, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, T beta, const MatrixRef<T>& c);
+/// The same with A Hermitian (the diagonal's imaginary parts are taken as zero). Real T: symm.
+template <class T>
+void hemm(Side side, Uplo uplo, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, T beta, const MatrixRef<T>& c);
+
+/// The same on a symmetric layout: A = TiledMatrix on TileLayout::lower(sym) (lower half only:
+/// uplo = Upper is a cala::Error), B and C on TileLayout::paired(sym, side, n, nb), one layout.
+template <class T>
+void symm(Side side, Uplo uplo, T alpha, const TiledMatrix<T>& a, const TiledMatrix<T>& b, T beta,
+          const TiledMatrix<T>& c);
+template <class T>
+void hemm(Side side, Uplo uplo, T alpha, const TiledMatrix<T>& a, const TiledMatrix<T>& b, T beta,
+          const TiledMatrix<T>& c);
+
+/// C := alpha·A·Aᵀ + beta·C (syrk) or alpha·A·Aᴴ + beta·C (herk: the diagonal stays real), C n x n
+/// with its `uplo` triangle stored (the other strict triangle untouched), A n x k; stationary-C.
+/// 2DBC: C with square tiles, A's rows distributed exactly like C's (else cala::Error on every
+/// rank). Symmetric layouts: C on TileLayout::lower(sym) (uplo Lower only), A on
+/// TileLayout::paired(sym, Left, k, nb). Collective over the grid. beta == 0: C is not read.
+/// Words received, summed over ranks: (s − 1)·n·k for row sets of s ranks.
+template <class T>
+void syrk(Uplo uplo, T alpha, const MatrixRef<T>& a, T beta, const MatrixRef<T>& c);
+template <class T>
+void herk(Uplo uplo, real_t<T> alpha, const MatrixRef<T>& a, real_t<T> beta, const MatrixRef<T>& c);
+template <class T>
+void syrk(Uplo uplo, T alpha, const TiledMatrix<T>& a, T beta, const TiledMatrix<T>& c);
+template <class T>
+void herk(Uplo uplo, real_t<T> alpha, const TiledMatrix<T>& a, real_t<T> beta, const TiledMatrix<T>& c);
+
+/// Cholesky factorization A = L·Lᴴ of a Hermitian positive definite matrix on a symmetric layout
+/// (TileLayout::lower; uplo Lower only, else cala::Error on every rank), in place; returns
+/// LAPACK's info (0, or k: the leading minor of order k is not positive definite), the same on
+/// every rank. Right-looking, every broadcast over a row set. Collective over the grid.
+template <class T>
+index_t potrf(Uplo uplo, const TiledMatrix<T>& a);
+/// Exact words, words received and messages of that potrf on communicator rank `rank` (A
+/// positive definite); flops of its trailing updates.
+Cost potrf_cost(const TileLayout& a, int rank, bool is_complex);
+
+/// Exact words, messages (cala/comm.hpp's convention) and flops on communicator rank `rank` of
+/// symm/hemm with alpha != 0 (2DBC: operands on a grid of the given order).
+Cost symm_cost(Side side, Uplo uplo, const BlockCyclic& a, const BlockCyclic& b, GridOrder order, int rank,
+               bool is_complex);
+Cost symm_cost(Side side, const TileLayout& a, const TileLayout& b, int rank, bool is_complex);
+/// The same for syrk/herk with alpha != 0 and k > 0.
+Cost syrk_cost(Uplo uplo, const BlockCyclic& a, const BlockCyclic& c, GridOrder order, int rank, bool is_complex);
+Cost syrk_cost(const TileLayout& a, const TileLayout& c, int rank, bool is_complex);
+
+}  // namespace cala
