@@ -13,7 +13,7 @@
 //   level 0: cut x at 8/17: unit 3 (speed 8) gets [0, 8/17) x [0, 1), the rest [8/17, 1) x [0, 1);
 //   level 1 (9/17 x 1, longer side y): unit 1 gets y in [0, 4/9), units {2, 0} the rest;
 //   level 2 (9/17 x 5/9): square corner, unit 0 a square of side 1/√17 at (1, 1), unit 2 the L.
-//   Half-perimeters 1 + 8/17, 9/17 + 4/9, 9/17 + 5/9, 2/√17: sum 4.014, bound 2·Σ√s = 3.721.
+//   Half-perimeters 1 + 8/17, 9/17 + 4/9, 9/17 + 5/9, 2/√17: sum 4.014, bound 2·Σ√s = 3.797 (ratio 1.057).
 
 #include <algorithm>
 #include <cmath>
