@@ -229,39 +229,49 @@ private:
         cv_.notify_all();
     }
 
+    // True while a copy out of C tile `key` (held at cloc) is in flight: wait, it ends with the
+    // tile in host memory. Copies out of one tile never overlap, so no stale copy of a tile ever
+    // lands on the host after a newer one.
+    bool copying_out(std::size_t ci, std::int64_t key) {
+        const int w = cloc_[ci];
+        return w >= 0 && us_[w].cache.at(key).pins > 0;
+    }
+
     // Brings C(i, j) of task t to unit u and pins it there (lock held, t's C taken by the caller).
     void bring_c(int u, const TaskSt& t, std::unique_lock<std::mutex>& lk) {
         const std::size_t ci = cidx(t);
         const std::int64_t key = key_c(t.i, t.j);
+        auto settle = [&] {
+            cv_.wait(lk, [&] { return abort_ || !copying_out(ci, key); });
+            if (abort_) throw Error("node runtime: aborted");
+        };
+        settle();
         if (!units_[u].dev) {
-            while (cloc_[ci] >= 0) {
-                const int w = cloc_[ci];
-                const Entry& e = us_[w].cache[key];
-                if (e.ready && e.pins == 0) write_back(w, key, lk);
-                else cv_.wait(lk);
-            }
+            if (const int w = cloc_[ci]; w >= 0) write_back(w, key, lk);
             return;
         }
         UnitSt& U = us_[u];
         if (cloc_[ci] == u) {
-            Entry& e = U.cache[key];
+            Entry& e = U.cache.at(key);
             e.lru = ++clock_;
             ++e.pins;
             return;
         }
         make_room(u, lk);
-        Entry& e = U.cache[key];
-        e.p = units_[u].dev->allocate(tile_bytes());
-        e.lru = ++clock_;
-        e.pins = 1;
+        {
+            Entry& e = U.cache[key];  // reserved: not ready, pinned
+            e.p = units_[u].dev->allocate(tile_bytes());
+            e.lru = ++clock_;
+            e.pins = 1;
+        }
         U.st.peak_tiles = std::max<std::int64_t>(U.st.peak_tiles, static_cast<std::int64_t>(U.cache.size()));
-        // The tile may have gone back to the host while we made room.
+        settle();  // the tile may have started back to the host while we made room
         const int w = cloc_[ci];
-        void* dst = e.p;
+        void* dst = U.cache.at(key).p;
         const device::Copy2D hb = host_block(key);
         void* src = nullptr;
         if (w >= 0) {
-            Entry& s = us_[w].cache[key];
+            Entry& s = us_[w].cache.at(key);
             ++s.pins;
             src = s.p;
         }
@@ -276,7 +286,7 @@ private:
         units_[u].dev->synchronize();
         hold_link(u, w < 0 ? "h2d" : "d2d", t0);
         lk.lock();
-        U.cache[key].ready = true;
+        U.cache.at(key).ready = true;
         ++U.st.tiles_in;
         if (w >= 0) ++us_[w].st.tiles_out, drop_c(w, key);
         cloc_[ci] = u;

@@ -147,7 +147,8 @@ TEST_CASE_TEMPLATE("node::gemm: every strategy and unit set matches the referenc
             for (Op oa : ops)
                 for (Op ob : ops) {
                     if (!cala::is_complex_v<T> && (oa == Op::C || ob == Op::C)) continue;
-                    CAPTURE(cfg.units);
+                    const std::string units_name = cfg.units;
+                    CAPTURE(units_name);
                     CAPTURE(node::strategy_name(st));
                     CAPTURE(cala::op_char(oa));
                     CAPTURE(cala::op_char(ob));
