@@ -116,6 +116,7 @@ struct UnitStats {
     std::int64_t stolen = 0;     ///< of those, taken from another unit's list
     std::int64_t tiles_in = 0;   ///< tiles copied into its memory (host -> unit, unit -> unit)
     std::int64_t tiles_out = 0;  ///< tiles copied out of its memory (C written back or handed on)
+    std::int64_t tiles_d2d = 0;  ///< of tiles_in, those copied from another unit's memory
     std::int64_t peak_tiles = 0; ///< most tiles it held at once
     double busy_s = 0, idle_s = 0;
 };
@@ -158,6 +159,11 @@ struct NodeOptions {
     bool record_tasks = false;          ///< fill NodeReport::tasks
     NodeReport* report = nullptr;
 };
+
+/// Checks a unit list ("cpu", "host", CUDA ordinals; empty: CALA_DEVICES, else "cpu") and its
+/// speeds (empty: CALA_UNIT_SPEEDS, else all 1) without making any unit; returns the speeds.
+/// Throws cala::Error naming the entry (unknown unit, bad speed, more speeds than units).
+std::vector<double> check_units(const std::string& units, std::vector<double> speeds, const char* what);
 
 /// C := alpha·op(A)·op(B) + beta·C (column-major host matrices) on the units of opts: the C tiles
 /// allocated by opts.strategy, each unit running its tasks C(i,j) += A(i,l)·B(l,j) with the next

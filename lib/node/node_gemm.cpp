@@ -118,12 +118,38 @@ std::vector<std::vector<detail::Task>> dmda_plan(std::span<const detail::Unit> u
     return lists;
 }
 
+std::string unit_list(const std::string& units) {
+    if (!units.empty()) return units;
+    const char* env = std::getenv("CALA_DEVICES");
+    return env && *env ? env : "cpu";
+}
+
 void check_ld(const char* name, index_t ld, index_t rows) {
     if (ld < std::max<index_t>(rows, 1))
         throw Error(cat("node::gemm: ", name, " is ", ld, " but must be at least ", std::max<index_t>(rows, 1)));
 }
 
 }  // namespace
+
+std::vector<double> check_units(const std::string& units_in, std::vector<double> speeds, const char* what) {
+    const std::string spec = unit_list(units_in);
+    const auto items = split(spec);
+    if (items.empty()) throw Error(cat(what, ": empty unit list '", spec, "'"));
+    for (const auto& item : items) {
+        if (item == "cpu" || item == "host") continue;
+        char* end = nullptr;
+        const long ord = std::strtol(item.c_str(), &end, 10);
+        if (item.empty() || *end != '\0' || ord < 0)
+            throw Error(cat(what, ": unit '", item, "' of '", spec, "' is neither 'cpu', 'host' nor a CUDA ordinal"));
+    }
+    if (speeds.empty()) {
+        const char* env = std::getenv("CALA_UNIT_SPEEDS");
+        if (env && *env) speeds = parse_speeds(env);
+        else speeds.assign(items.size(), 1.0);
+    }
+    check_speeds(speeds, static_cast<int>(items.size()), what);
+    return speeds;
+}
 
 template <class T>
 void gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a, index_t lda, const T* b,
@@ -142,20 +168,9 @@ void gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a
     if (opts.strategy.placement == Placement::Dmda && opts.strategy.steal != Steal::Static)
         throw Error("node::gemm: strategy dmda does not steal (steal must be Static)");
 
-    std::string spec = opts.units;
-    if (spec.empty()) {
-        const char* env = std::getenv("CALA_DEVICES");
-        spec = env && *env ? env : "cpu";
-    }
+    const std::string spec = unit_list(opts.units);
     const auto items = split(spec);
-    if (items.empty()) throw Error(cat("node::gemm: empty unit list '", spec, "'"));
-    std::vector<double> speeds = opts.speeds;
-    if (speeds.empty()) {
-        const char* env = std::getenv("CALA_UNIT_SPEEDS");
-        if (env && *env) speeds = parse_speeds(env);
-        else speeds.assign(items.size(), 1.0);
-    }
-    check_speeds(speeds, static_cast<int>(items.size()), "node::gemm");
+    const std::vector<double> speeds = check_units(spec, opts.speeds, "node::gemm");
 
     const index_t t = std::max<index_t>(1, std::min(opts.tile > 0 ? opts.tile : index_t{256}, std::max({m, n, k})));
     std::vector<std::unique_ptr<device::Device>> owned;

@@ -288,7 +288,7 @@ private:
         lk.lock();
         U.cache.at(key).ready = true;
         ++U.st.tiles_in;
-        if (w >= 0) ++us_[w].st.tiles_out, drop_c(w, key);
+        if (w >= 0) ++U.st.tiles_d2d, ++us_[w].st.tiles_out, drop_c(w, key);
         cloc_[ci] = u;
         cv_.notify_all();
     }

@@ -11,9 +11,11 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "cala/error.hpp"
+#include "cala/device.hpp"
 #include "cala/node.hpp"
 
 using cala::index_t;
@@ -328,4 +330,35 @@ TEST_CASE("strategy names round-trip") {
     CHECK(node::strategy_name({node::Placement::NrrpPrecise, node::Steal::Static}) == "nrrp-precise-static");
     CHECK(node::strategy_name({node::Placement::Cyclic, node::Steal::Static}) == "cyclic");
     CHECK(node::strategy_name({node::Placement::Dmda, node::Steal::Static}) == "dmda");
+}
+
+TEST_CASE("device_gemm on a list of several kinds of unit runs on the node, one allocation per chunk of C") {
+    for (const char* strategy : {"nrrp-rounded-effective", "nrrp-precise-static", "dmda", "cyclic"}) {
+        CAPTURE(strategy);
+        Case<double> cs(Op::T, Op::N, 70, 61, 35, false, 21);
+        cala::DeviceGemmReport rep;
+        cala::DeviceGemmOptions o;
+        o.devices = "cpu,host,host", o.speeds = {1, 4, 4}, o.strategy = strategy, o.tile = 8, o.report = &rep;
+        o.max_device_bytes = 8 * 8 * 8 * static_cast<std::int64_t>(sizeof(double));  // 8 tiles each
+
+        cala::device_gemm<double>(cs.oa, cs.ob, cs.m, cs.n, cs.k, cs.alpha, cs.a.data(), cs.lda, cs.b.data(), cs.ldb,
+                                  cs.beta, cs.c.data(), cs.ldc, o);
+
+        CHECK(cs.error() <= bound<double>(cs.k));
+        CHECK(rep.regime == 'n');
+        CHECK(rep.c < 8);  // 8 tile columns: C came in several chunks
+        REQUIRE(rep.devices.size() == 3);
+        CHECK(rep.devices[0].h2d + rep.devices[0].d2h == 0);  // the cpu unit reads host memory
+        for (int u = 1; u < 3; ++u) CHECK(rep.devices[u].peak_bytes <= rep.devices[u].budget_bytes);
+        // Without emulated speeds the cpu unit (no copies) may steal every task; Static and the
+        // DMDA plan keep the devices' share on the devices. Cyclic on one-column chunks deals
+        // every chunk to unit 0.
+        if (std::string(strategy) == "nrrp-precise-static" || std::string(strategy) == "dmda")
+            CHECK(rep.devices[1].h2d + rep.devices[2].h2d > 0);
+    }
+    CHECK(cala::uses_node("cpu,0,1"));
+    CHECK(cala::uses_node("host,0"));
+    CHECK(cala::uses_node("cpu"));
+    CHECK_FALSE(cala::uses_node("host,host"));
+    CHECK_FALSE(cala::uses_node("0,1"));
 }
