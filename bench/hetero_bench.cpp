@@ -15,6 +15,7 @@
 // unit). Strategies run interleaved, one warm-up round, then --runs rounds; each line reports
 // the median time and the tiles moved and steals of its median run, and ratios to dmda and
 // cyclic measured in the same rounds. ideal_s = tasks · tile-ms / Σ speeds (no transfers).
+// --real: no emulation (real devices, e.g. --devices cpu,0): the speeds only steer allocation.
 
 #include <mpi.h>
 
@@ -46,6 +47,7 @@ struct HeteroArgs {
     std::string speeds = "1,4,4,8", devices, strategies, trace, trace_strategy = "nrrp-rounded-effective";
     double tile_ms = 0, link_ms = -1, max_device_mb = 0;
     int runs = 3;
+    bool real = false;
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -95,8 +97,8 @@ void run(const HeteroArgs& args) {
         for (const auto& s : split(args.strategies)) strategies.push_back(node::parse_strategy(s));
     const double smax = *std::max_element(speeds.begin(), speeds.end());
     const double ssum = std::accumulate(speeds.begin(), speeds.end(), 0.0);
-    const double tile_s = args.tile_ms > 0 ? args.tile_ms * 1e-3 : 2.0 * tile_gemm_s(t) * smax;
-    const double link_s = args.link_ms >= 0 ? args.link_ms * 1e-3 : tile_s / smax;
+    const double tile_s = args.real ? 0.0 : args.tile_ms > 0 ? args.tile_ms * 1e-3 : 2.0 * tile_gemm_s(t) * smax;
+    const double link_s = args.real ? 0.0 : args.link_ms >= 0 ? args.link_ms * 1e-3 : tile_s / smax;
     if (world_rank() != 0) {
         MPI_Barrier(MPI_COMM_WORLD);
         return;
@@ -145,7 +147,7 @@ void run(const HeteroArgs& args) {
         return r.reps[idx[idx.size() / 2]];
     };
     const index_t mt = ceil_div(m, t), nt = ceil_div(n, t), kt = ceil_div(k, t);
-    const double ideal = static_cast<double>(mt * nt * kt) * tile_s / ssum;
+    const double ideal = static_cast<double>(mt * nt * kt) * tile_s / ssum;  // 0 with --real
     for (const auto& st : strategies) {
         const std::string name = node::strategy_name(st);
         const node::NodeReport& rep = median_rep(name);
@@ -162,6 +164,7 @@ void run(const HeteroArgs& args) {
         j["steals"] = rep.steals;
         j["ideal_s"] = ideal;
         j["efficiency"] = ideal / median(res[name].seconds);
+        j["gflops"] = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / median(res[name].seconds) * 1e-9;
         for (const char* base : {"dmda", "cyclic"})
             if (res.count(base)) {
                 j[std::string("time_vs_") + base] = median(res[name].seconds) / median(res[base].seconds);
@@ -204,6 +207,7 @@ void add_hetero_command(CLI::App& app) {
     sub->add_option("--tile-ms", a->tile_ms, "emulated full-tile task time at speed 1 (0: calibrated)");
     sub->add_option("--link-ms", a->link_ms, "emulated time per tile moved (default: tile-ms / largest speed)");
     sub->add_option("--max-device-mb", a->max_device_mb, "memory per non-cpu unit in MiB (0: 1 GiB)");
+    sub->add_flag("--real", a->real, "no emulation: the units run at their own speed (real devices)");
     sub->add_option("--runs", a->runs, "timed rounds after one warm-up")->capture_default_str()->check(CLI::PositiveNumber);
     sub->add_option("--trace", a->trace, "after the timed rounds, one traced run: a Chrome/Perfetto trace, one track per unit");
     sub->add_option("--trace-strategy", a->trace_strategy, "the strategy of the traced run")->capture_default_str();
