@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <limits>
 #include <memory>
+#include <omp.h>
 #include <sstream>
 
 #include "cala/node.hpp"
@@ -226,6 +227,12 @@ void gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a
     cfg.tile_s = opts.emulate_tile_s, cfg.link_s = opts.emulate_link_s;
     cfg.seed = opts.seed;
     cfg.threads = opts.threads_per_unit;
+    {
+        const int cpus = static_cast<int>(std::count_if(units.begin(), units.end(), [](const auto& x) { return !x.dev; }));
+        const int others = g - cpus;
+        cfg.cpu_threads = opts.cpu_threads > 0 ? opts.cpu_threads
+                                                : std::max(1, (omp_get_max_threads() - others) / std::max(1, cpus));
+    }
     cfg.record = opts.record_tasks;
     detail::run<T>(units, lists, cfg, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, c, ldc, rep);
     if (opts.report) *opts.report = std::move(rep);

@@ -380,7 +380,7 @@ private:
     }
 
     void compute(int u) {
-        kernels::ThreadScope scope(std::max(1, cfg_.threads));
+        kernels::ThreadScope scope(std::max(1, units_[u].dev ? cfg_.threads : cfg_.cpu_threads));
         tr::set_thread_track(u);
         UnitSt& U = us_[u];
         std::unique_lock<std::mutex> lk(mu_);

@@ -36,7 +36,8 @@ struct RunConfig {
     index_t tile = 0;
     double tile_s = 0, link_s = 0;
     unsigned seed = 1;
-    int threads = 1;
+    int threads = 1;      ///< BLAS threads of a non-cpu unit's task
+    int cpu_threads = 1;  ///< of a cpu unit's task
     bool record = false;
 };
 

@@ -99,7 +99,8 @@ const std::vector<Config>& configs() {
                                        {"cpu,host", {1, 4}},
                                        {"host,host", {1, 1}},
                                        {"cpu,host,host", {1, 4, 4}},
-                                       {"cpu,host,host,host", {1, 4, 4, 8}}};
+                                       {"cpu,host,host,host", {1, 4, 4, 8}},
+                                       {"cpu,cpu,host", {1, 1, 4}}};  // two aggregated cpu teams
     return c;
 }
 
