@@ -53,6 +53,7 @@ int run(int argc, char** argv, int rank) {
     cala::bench::add_potrf_command(app);
     cala::bench::add_device_command(app);
     cala::bench::add_model_command(app);
+    cala::bench::add_hetero_command(app);
     cala::bench::add_table_command(app);
     cala::bench::add_symm_command(app);
     try {

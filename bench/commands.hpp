@@ -13,6 +13,7 @@ void add_mw_command(CLI::App& app);         // bench/mw_bench.cpp
 void add_potrf_command(CLI::App& app);      // bench/potrf_bench.cpp
 void add_device_command(CLI::App& app);     // bench/device_bench.cpp
 void add_model_command(CLI::App& app);      // bench/model_bench.cpp
+void add_hetero_command(CLI::App& app);     // bench/hetero_bench.cpp
 void add_table_command(CLI::App& app);      // bench/table.cpp: the table of saved JSON lines
 void add_symm_command(CLI::App& app);       // bench/symm_bench.cpp
 

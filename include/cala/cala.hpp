@@ -12,6 +12,7 @@
 #include "cala/memory.hpp"
 #include "cala/model.hpp"
 #include "cala/mw.hpp"
+#include "cala/node.hpp"
 #include "cala/runtime.hpp"
 #include "cala/stencil.hpp"
 #include "cala/symm.hpp"

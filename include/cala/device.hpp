@@ -47,7 +47,17 @@ struct DeviceGemmOptions {
     int lookahead = -1;                 ///< l; -1: 1 when C fits the devices, 2 otherwise
     char regime = 0;                    ///< force 'a', 'b' or 'c' (must fit); 0: best that fits
     DeviceGemmReport* report = nullptr; ///< filled when not null
+    /// A list naming more than one kind of unit ("cpu,0,1", "cpu,host,host": "cpu" is the host's
+    /// cores reading host memory) runs on the node runtime (cala/node.hpp) instead, one static
+    /// allocation per chunk of C: with these speeds (empty: CALA_UNIT_SPEEDS, else all 1) and
+    /// this strategy (empty: CALA_NODE_STRATEGY, else "nrrp-rounded-effective").
+    std::vector<double> speeds = {};
+    std::string strategy = {};
 };
+
+/// True when the list (empty: CALA_DEVICES) names more than one kind of unit, or "cpu": such a
+/// list runs on the node runtime.
+bool uses_node(const std::string& devices);
 
 /// Tiles moved by every device_gemm of this process since the last reset, summed over devices
 /// (cala::gemm with devices runs one per local update).

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cala/matrix.hpp"
 
@@ -50,6 +51,11 @@ struct GemmOptions {
     std::string devices = {};
     /// Memory cap per device in bytes for the chunked engine (0: the device's own).
     std::int64_t max_device_bytes = 0;
+    /// A device list naming more than one kind of unit ("cpu,0,1") runs each local update on the
+    /// node runtime (cala/node.hpp) with these speeds, one per unit (empty: CALA_UNIT_SPEEDS, else
+    /// all 1), and this strategy (empty: CALA_NODE_STRATEGY, else "nrrp-rounded-effective").
+    std::vector<double> unit_speeds = {};
+    std::string node_strategy = {};
 };
 
 /// C := alpha·op(A)·op(B) + beta·C.

@@ -100,6 +100,14 @@ void record(Kind kind, const char* name, std::int64_t t0, std::int64_t t1) noexc
     }
 }
 
+void set_thread_track(int tid) noexcept {
+    if (!g_on.load(std::memory_order_acquire)) return;
+    try {
+        my_buffer().tid = tid;
+    } catch (...) {
+    }
+}
+
 void start(MPI_Comm comm) {
     Registry& r = reg();
     g_on.store(false);

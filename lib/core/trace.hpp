@@ -46,6 +46,10 @@ std::int64_t now_ns() noexcept;
 /// (a string literal). No-op when tracing is off.
 void record(Kind kind, const char* name, std::int64_t t0, std::int64_t t1) noexcept;
 
+/// Puts the calling thread's spans since start() on track (tid) `tid` instead of the next free
+/// number (the node runtime: one track per unit). No-op when tracing is off.
+void set_thread_track(int tid) noexcept;
+
 /// A span from construction to destruction.
 class Span {
 public:

@@ -1,6 +1,7 @@
 // cala::device_gemm -> plan_chunked -> chunked_gemm -> Device::gemm (HostDevice: kernels::gemm | cuBLAS)
 
 #include <algorithm>
+#include <cstdlib>
 #include <complex>
 #include <sstream>
 #include <utility>
@@ -8,6 +9,7 @@
 #include "cala/device.hpp"
 #include "device/chunked.hpp"
 #include "kernels/blas.hpp"
+#include "node/route.hpp"
 
 namespace cala {
 
@@ -32,6 +34,23 @@ void check_ptr(const char* name, const void* p, index_t elems) {
 }  // namespace
 
 DeviceTraffic device_traffic_total() noexcept { return g_total; }
+
+bool uses_node(const std::string& devices) {
+    std::string spec = devices;
+    if (spec.empty()) {
+        const char* env = std::getenv("CALA_DEVICES");
+        spec = env && *env ? env : "host";
+    }
+    std::stringstream ss(spec);
+    std::string item;
+    bool cpu = false, host = false, cuda = false;
+    while (std::getline(ss, item, ',')) {
+        if (item == "cpu") cpu = true;
+        else if (item == "host") host = true;
+        else cuda = true;
+    }
+    return cpu || (host && cuda);
+}
 void reset_device_traffic() noexcept { g_total = {}; }
 
 namespace device {
@@ -68,6 +87,13 @@ void device_gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, con
     check_ptr("A", a, m * k);
     check_ptr("B", b, k * n);
     check_ptr("C", c, m * n);
+    if (uses_node(opts.devices)) {  // several kinds of unit: the node runtime (cala/node.hpp)
+        DeviceGemmReport rep;
+        node::detail::device_gemm_on_node<T>(op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, opts, rep);
+        for (const auto& d : rep.devices) g_total.h2d += d.h2d, g_total.d2d += d.d2d, g_total.d2h += d.d2h;
+        if (opts.report) *opts.report = std::move(rep);
+        return;
+    }
     auto devs = device::make_devices(opts.devices, opts.max_device_bytes);
     std::vector<device::Device*> raw;
     for (auto& d : devs) raw.push_back(d.get());

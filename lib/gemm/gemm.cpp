@@ -2,11 +2,14 @@
 
 #include "cala/gemm.hpp"
 
+#include <cstdlib>
 #include <deque>
 #include <map>
 #include <tuple>
 
+#include "cala/device.hpp"
 #include "cala/grid3d.hpp"
+#include "cala/node.hpp"
 #include "cala/model.hpp"
 #include "comm/finalize.hpp"
 #include "core/check.hpp"
@@ -31,6 +34,21 @@ const char* to_string(Variant v) noexcept {
 
 namespace detail {
 
+// A device list naming several kinds of unit runs on the node: its units and speeds are checked
+// here, on every rank, before any communication.
+std::string gemm_node_error(const GemmOptions& o) {
+    const char* env = std::getenv("CALA_DEVICES");
+    const std::string list = !o.devices.empty() ? o.devices : env != nullptr ? env : "";
+    if (list.empty() || !uses_node(list)) return {};
+    try {
+        node::check_units(list, o.unit_speeds, "gemm");
+        if (!o.node_strategy.empty()) node::parse_strategy(o.node_strategy);
+    } catch (const Error& x) {
+        return x.what();
+    }
+    return {};
+}
+
 template <class T>
 std::string check_gemm(Op op_a, Op op_b, const MatrixRef<T>& a, const MatrixRef<T>& b, const MatrixRef<T>& c,
                        const GemmOptions& o) {
@@ -41,6 +59,7 @@ std::string check_gemm(Op op_a, Op op_b, const MatrixRef<T>& a, const MatrixRef<
     if (!e.empty()) return e;
     if (e = detail::gemm_shape_error("gemm", op_a, op_b, a.layout(), b.layout(), c.layout()); !e.empty()) return e;
     if (e = detail::gemm_options_error("gemm", o, c.grid().comm().size()); !e.empty()) return e;
+    if (e = gemm_node_error(o); !e.empty()) return e;
     for (auto [name, x] : {std::pair{"A", &a}, std::pair{"B", &b}, std::pair{"C", &c}})
         if (e = detail::check_local("gemm", name, *x); !e.empty()) return e;
     return {};
@@ -55,9 +74,16 @@ std::uint64_t gemm_fingerprint(Op op_a, Op op_b, T alpha, const MatrixRef<T>& a,
     h = fingerprint(h, ops, sizeof ops);
     h = fingerprint(fingerprint(fingerprint(h, a.layout()), b.layout()), c.layout());
     h = fingerprint(fingerprint(h, &alpha, sizeof alpha), &beta, sizeof beta);
-    const std::int64_t opt[8] = {static_cast<int>(o.variant), o.lookahead, o.panel_width, o.grid3d.p, o.grid3d.q,
-                                 o.grid3d.c, o.block_size, detail::memory_limit(o)};
-    return fingerprint(h, opt, sizeof opt);
+    const std::int64_t opt[9] = {static_cast<int>(o.variant), o.lookahead, o.panel_width, o.grid3d.p, o.grid3d.q,
+                                 o.grid3d.c, o.block_size, detail::memory_limit(o), o.max_device_bytes};
+    h = fingerprint(h, opt, sizeof opt);
+    // The units of every rank's local update (a list that differs between ranks is an error on
+    // every rank, before any work).
+    const char* env = std::getenv("CALA_DEVICES");
+    const std::string devices = !o.devices.empty() ? o.devices : env != nullptr ? env : "";
+    h = fingerprint(h, devices.data(), devices.size());
+    h = fingerprint(h, o.unit_speeds.data(), o.unit_speeds.size() * sizeof(double));
+    return fingerprint(h, o.node_strategy.data(), o.node_strategy.size());
 }
 
 }  // namespace detail

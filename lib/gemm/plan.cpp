@@ -114,6 +114,8 @@ bool gemm_devices(const GemmOptions& opts, DeviceGemmOptions& out) {
     if (list.empty()) return false;
     out.devices = list;
     out.max_device_bytes = opts.max_device_bytes;
+    out.speeds = opts.unit_speeds;
+    out.strategy = opts.node_strategy;
     return true;
 }
 

@@ -1,0 +1,88 @@
+// device_gemm -> (a list of several kinds of unit) -> per chunk of C columns: node::gemm
+
+#include "node/route.hpp"
+
+#include <algorithm>
+#include <complex>
+#include <cstdlib>
+#include <sstream>
+
+#include "device/device.hpp"
+
+namespace cala::node::detail {
+
+namespace {
+std::vector<std::string> items_of(const std::string& spec) {
+    std::vector<std::string> out;
+    std::stringstream ss(spec);
+    std::string item;
+    while (std::getline(ss, item, ',')) out.push_back(item);
+    return out;
+}
+}  // namespace
+
+template <class T>
+void device_gemm_on_node(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a, index_t lda,
+                         const T* b, index_t ldb, T beta, T* c, index_t ldc, const DeviceGemmOptions& opts,
+                         DeviceGemmReport& rep) {
+    std::string spec = opts.devices;
+    if (spec.empty()) {
+        const char* env = std::getenv("CALA_DEVICES");
+        spec = env && *env ? env : "cpu";
+    }
+    NodeOptions no;
+    no.units = spec;
+    no.speeds = check_units(spec, opts.speeds, "device_gemm");
+    std::string strategy = opts.strategy;
+    if (strategy.empty()) {
+        const char* env = std::getenv("CALA_NODE_STRATEGY");
+        strategy = env && *env ? env : "nrrp-rounded-effective";
+    }
+    no.strategy = parse_strategy(strategy);
+    const auto items = items_of(spec);
+    std::vector<std::int64_t> budget(items.size(), 0);
+    std::int64_t min_budget = 0;
+    for (std::size_t u = 0; u < items.size(); ++u) {
+        if (items[u] == "cpu") continue;
+        budget[u] = items[u] == "host" ? (opts.max_device_bytes > 0 ? opts.max_device_bytes : std::int64_t{1} << 30)
+                                       : device::make_devices(items[u], opts.max_device_bytes).front()->budget_bytes();
+        min_budget = min_budget == 0 ? budget[u] : std::min(min_budget, budget[u]);
+    }
+    // The tile: as given, else 256, and small enough for six tiles in the smallest unit.
+    index_t t = opts.tile > 0 ? opts.tile : index_t{256};
+    if (opts.tile <= 0 && min_budget > 0)
+        while (t > 1 && 6 * static_cast<std::int64_t>(sizeof(T)) * t * t > min_budget) --t;
+    t = std::max<index_t>(1, std::min(t, std::max({m, n, k})));
+    no.tile = t;
+    no.max_device_bytes = opts.max_device_bytes;
+    const std::int64_t tile_bytes = static_cast<std::int64_t>(sizeof(T)) * t * t;
+    std::int64_t mem_tiles = 0;
+    for (std::size_t u = 0; u < items.size(); ++u) mem_tiles += budget[u] / tile_bytes;
+    const index_t mt = ceil_div(m, t), nt = ceil_div(n, t);
+    const index_t chunk_cols = mem_tiles == 0 ? nt : std::max<index_t>(1, mem_tiles / 2 / std::max<index_t>(1, mt));
+    rep.devices.assign(items.size(), DeviceTraffic{});
+    rep.tile = t, rep.b = mt, rep.c = std::min(chunk_cols, nt), rep.d = ceil_div(k, t), rep.lookahead = 2;
+    rep.regime = 'n';
+    for (index_t j0 = 0; j0 < nt; j0 += chunk_cols) {
+        const index_t c0 = j0 * t, nc = std::min(n, (j0 + chunk_cols) * t) - c0;
+        NodeReport nr;
+        no.report = &nr;
+        node::gemm<T>(op_a, op_b, m, nc, k, alpha, a, lda, op_b == Op::N ? b + c0 * ldb : b + c0, ldb, beta,
+                      c + c0 * ldc, ldc, no);
+        for (std::size_t u = 0; u < items.size() && u < nr.units.size(); ++u) {
+            const UnitStats& s = nr.units[u];
+            DeviceTraffic& d = rep.devices[u];
+            d.h2d += s.tiles_in - s.tiles_d2d, d.d2d += s.tiles_d2d, d.d2h += s.tiles_out;
+            d.peak_bytes = std::max(d.peak_bytes, s.peak_tiles * tile_bytes);
+            d.budget_bytes = budget[u];
+        }
+    }
+}
+
+#define CALA_INST(T)                                                                                         \
+    template void device_gemm_on_node<T>(Op, Op, index_t, index_t, index_t, T, const T*, index_t, const T*, \
+                                         index_t, T, T*, index_t, const DeviceGemmOptions&, DeviceGemmReport&);
+CALA_FOR_EACH_TYPE(CALA_INST)
+#undef CALA_INST
+
+}  // namespace cala::node::detail
