@@ -19,8 +19,6 @@ namespace cala {
 enum class Uplo { Lower, Upper };
 /// Whether a triangular matrix has an implicit unit diagonal.
 enum class Diag { NonUnit, Unit };
-/// Which side of B a triangular matrix multiplies (or divides): op(A)·B (Left) or B·op(A) (Right).
-enum class Side { Left, Right };
 
 constexpr char uplo_char(Uplo u) { return u == Uplo::Lower ? 'L' : 'U'; }
 

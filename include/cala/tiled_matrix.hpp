@@ -23,9 +23,6 @@
 
 namespace cala {
 
-/// Which side of the symmetric matrix an operand sits on: Left, C := A·B; Right, C := B·A.
-enum class Side { Left, Right };
-
 /// Where the tiles of an m x n matrix live (pure arithmetic, no MPI). Cheap to copy.
 class TileLayout {
 public:

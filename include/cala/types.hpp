@@ -12,6 +12,9 @@ using index_t = std::int64_t;  ///< global indices and sizes: a 10^6 x 10^6 matr
 
 /// op(X): no transpose, transpose, conjugate transpose (== transpose for real types).
 enum class Op { N, T, C };
+/// Which side an operand sits on: op(A)·B (Left) or B·op(A) (Right); for SYMM/HEMM, C := A·B
+/// (Left) or C := B·A (Right) with A the symmetric matrix.
+enum class Side { Left, Right };
 
 template <class T> struct is_complex : std::false_type {};
 template <class R> struct is_complex<std::complex<R>> : std::true_type {};

@@ -100,4 +100,9 @@ void same_descriptor(std::vector<SameArg>& out, const int* desc, int pos) {
         out.push_back({desc[e - 1], pos * ArgCheck::kDescMult + e});
 }
 
+void same_pblas_descriptor(std::vector<SameArg>& out, const Desc& d, int pos) {
+    for (const DescEntry e : {DTYPE_, M_, N_, IMB_, INB_, MB_, NB_, RSRC_, CSRC_})
+        out.push_back({d[e], pos * ArgCheck::kDescMult + 1 + e});
+}
+
 }  // namespace cala::scalapack

@@ -14,6 +14,8 @@
 
 #include <mpi.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -46,6 +48,19 @@ struct SameArg {
 /// Appends the entries of descriptor argument number `pos` that must agree (DTYPE, M, N, MB, NB,
 /// RSRC, CSRC; ScaLAPACK's 1-based entry numbers in the codes) to `out`.
 void same_descriptor(std::vector<SameArg>& out, const int* desc, int pos);
+
+/// The same for a descriptor in PBLAS's 11-entry form: DTYPE, M, N, IMB, INB, MB, NB, RSRC, CSRC
+/// (CTXT and LLD may differ between processes), coded in that numbering.
+void same_pblas_descriptor(std::vector<SameArg>& out, const Desc& d, int pos);
+
+/// The bits of a scalar as an int that agree() can compare (FNV-1a, 31 bits).
+template <class T>
+int scalar_bits(const T& v) {
+    std::uint64_t h = 1469598103934665603ull;
+    const auto* p = reinterpret_cast<const unsigned char*>(&v);
+    for (std::size_t i = 0; i < sizeof v; ++i) h = (h ^ p[i]) * 1099511628211ull;
+    return static_cast<int>(h & 0x7fffffff);
+}
 
 /// One MPI_Allreduce (5 + 2·same.size() integers) over `comm`, the grid's communicator:
 /// collective over the grid. `same` must list the same arguments in the same order everywhere.

@@ -79,15 +79,6 @@ void call_scalapack(const Args<T>& x) {
 
 char upper(const char* c) { return c ? static_cast<char>(std::toupper(static_cast<unsigned char>(c[0]))) : 'N'; }
 
-// The bits of a scalar as an int that agree() can compare (FNV-1a, 31 bits).
-template <class T>
-int scalar_bits(const T& v) {
-    std::uint64_t h = 1469598103934665603ull;
-    const auto* p = reinterpret_cast<const unsigned char*>(&v);
-    for (std::size_t i = 0; i < sizeof v; ++i) h = (h ^ p[i]) * 1099511628211ull;
-    return static_cast<int>(h & 0x7fffffff);
-}
-
 // Argument numbers of M, N, DESCA, BETA's successor C and DESCC: the character arguments come
 // first (p?tradd 2, p?geadd 1, p?tran 0), everything after them is shifted alike.
 struct Pos {
@@ -152,8 +143,7 @@ void padd(const Args<T>& x) {
                                  {*x.ja, (pos.desca - 1) * km}, {scalar_bits(beta), (pos.desca + 1) * km},
                                  {*x.ic, (pos.descc - 2) * km}, {*x.jc, (pos.descc - 1) * km}};
     for (const auto& [d, p] : {std::pair{&da, pos.desca}, std::pair{&dc, pos.descc}})
-        for (const DescEntry e : {DTYPE_, M_, N_, IMB_, INB_, MB_, NB_, RSRC_, CSRC_})
-            same.push_back({(*d)[e], p * km + 1 + e});
+        same_pblas_descriptor(same, *d, p);
     const MPI_Comm comm = grid_communicator(ctxt);
     const Grid2D* grid = route == Route::Cala && layouts ? cached_grid(ctxt, comm, g) : nullptr;
     const Agreement agreed = agree(comm, g, chk.code, layouts, route != Route::Cala || !layouts || grid != nullptr,

@@ -83,15 +83,6 @@ ArgCheck check_args(const Args<T>& x, char ta, char tb, const Desc& da, const De
     return chk;
 }
 
-// The bits of a scalar as an int that agree() can compare (FNV-1a, 31 bits).
-template <class T>
-int scalar_bits(const T& v) {
-    std::uint64_t h = 1469598103934665603ull;
-    const auto* p = reinterpret_cast<const unsigned char*>(&v);
-    for (std::size_t i = 0; i < sizeof v; ++i) h = (h ^ p[i]) * 1099511628211ull;
-    return static_cast<int>(h & 0x7fffffff);
-}
-
 // What must be the same on every process of the grid. PBLAS does not check it: a process that
 // passes another M, TRANSA or descriptor (or another ALPHA, which changes the route) would leave
 // the others waiting, or crash ScaLAPACK's fallback. The first argument that differs is illegal
@@ -102,15 +93,11 @@ std::vector<SameArg> same_args(const Args<T>& x, char ta, char tb, const Desc& d
     constexpr int k = ArgCheck::kDescMult;
     std::vector<SameArg> same = {{ta, 1 * k},   {tb, 2 * k},        {*x.m, 3 * k},   {*x.n, 4 * k},
                                  {*x.k, 5 * k}, {scalar_bits(*x.alpha), 6 * k}, {*x.ia, 8 * k}, {*x.ja, 9 * k}};
-    const auto desc = [&](const Desc& d, int pos) {
-        for (const DescEntry e : {DTYPE_, M_, N_, IMB_, INB_, MB_, NB_, RSRC_, CSRC_})
-            same.push_back({d[e], pos * k + 1 + e});
-    };
-    desc(da, 10);
+    same_pblas_descriptor(same, da, 10);
     same.insert(same.end(), {{*x.ib, 12 * k}, {*x.jb, 13 * k}});
-    desc(db, 14);
+    same_pblas_descriptor(same, db, 14);
     same.insert(same.end(), {{scalar_bits(*x.beta), 15 * k}, {*x.ic, 17 * k}, {*x.jc, 18 * k}});
-    desc(dc, 19);
+    same_pblas_descriptor(same, dc, 19);
     return same;
 }
 

@@ -83,15 +83,6 @@ ArgCheck check_args(const Args<T>& x, const Desc& da, const Desc& db, const Grid
     return chk;
 }
 
-// The bits of a scalar as an int that agree() can compare (FNV-1a, 31 bits).
-template <class T>
-int scalar_bits(const T& v) {
-    std::uint64_t h = 1469598103934665603ull;
-    const auto* p = reinterpret_cast<const unsigned char*>(&v);
-    for (std::size_t i = 0; i < sizeof v; ++i) h = (h ^ p[i]) * 1099511628211ull;
-    return static_cast<int>(h & 0x7fffffff);
-}
-
 // What must be the same on every process of the grid (PBLAS does not check it; see pgemm.cpp).
 template <class T>
 std::vector<SameArg> same_args(const Args<T>& x, const Desc& da, const Desc& db) {
@@ -99,13 +90,9 @@ std::vector<SameArg> same_args(const Args<T>& x, const Desc& da, const Desc& db)
     std::vector<SameArg> same = {{upper(x.side), 1 * k},  {upper(x.uplo), 2 * k}, {upper(x.transa), 3 * k},
                                  {upper(x.diag), 4 * k},  {*x.m, 5 * k},         {*x.n, 6 * k},
                                  {scalar_bits(*x.alpha), 7 * k}, {*x.ia, 9 * k}, {*x.ja, 10 * k}};
-    const auto desc = [&](const Desc& d, int pos) {
-        for (const DescEntry e : {DTYPE_, M_, N_, IMB_, INB_, MB_, NB_, RSRC_, CSRC_})
-            same.push_back({d[e], pos * k + 1 + e});
-    };
-    desc(da, 11);
+    same_pblas_descriptor(same, da, 11);
     same.insert(same.end(), {{*x.ib, 13 * k}, {*x.jb, 14 * k}});
-    desc(db, 15);
+    same_pblas_descriptor(same, db, 15);
     return same;
 }
 
