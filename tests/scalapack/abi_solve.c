@@ -1,12 +1,15 @@
-/* pdtrsm_ or pdposv_ through the ScaLAPACK ABI, timed: a plain ScaLAPACK program (it knows nothing
- * of cala) for compare.py, which runs it with the shim preloaded and CALA_SHIM=off (ScaLAPACK's
- * own routine, same process setup) and on (cala's).
+/* pdtrsm_, pdposv_, pdsyrk_ or pdsymm_ through the ScaLAPACK ABI, timed: a plain ScaLAPACK
+ * program (it knows nothing of cala) for compare.py, which runs it with the shim preloaded and
+ * CALA_SHIM=off (ScaLAPACK's own routine, same process setup) and on (cala's).
  *
- * usage: abi_solve trsm|posv n nrhs nb p q runs
+ * usage: abi_solve trsm|posv|syrk|symm n nrhs nb p q runs
  *   trsm: B := inv(L)·B, L n x n lower triangular (non-unit), B n x nrhs;
- *   posv: A·X = B, A n x n Hermitian positive definite (lower), B n x nrhs.
+ *   posv: A·X = B, A n x n Hermitian positive definite (lower), B n x nrhs;
+ *   syrk: C := X·Xᵀ + C on C's lower triangle, X n x nrhs, C n x n (its upper triangle must stay);
+ *   symm: B := S·X + B, S n x n symmetric with its lower triangle stored (NaN above: never read),
+ *         X and B n x nrhs.
  * Operands are restored (untimed) before every run. Prints, from process (0, 0), the best time
- * over the runs (the slowest process's), GFLOP/s and a checksum of the solution.
+ * over the runs (the slowest process's), GFLOP/s and a checksum of the result (B, or all of C).
  */
 #include <math.h>
 #include <stdio.h>
@@ -32,6 +35,13 @@ void pdtrsm_(const char*, const char*, const char*, const char*, const int*, con
              const double*, const int*, const int*, const int*, double*, const int*, const int*, const int*);
 void pdposv_(const char*, const int*, const int*, double*, const int*, const int*, const int*, double*, const int*,
              const int*, const int*, int*);
+void pdsyrk_(const char*, const char*, const int*, const int*, const double*, const double*, const int*, const int*,
+             const int*, const double*, double*, const int*, const int*, const int*);
+void pdsymm_(const char*, const char*, const int*, const int*, const double*, const double*, const int*, const int*,
+             const int*, const double*, const int*, const int*, const int*, const double*, double*, const int*,
+             const int*, const int*);
+
+enum Routine { TRSM, POSV, SYRK, SYMM };
 
 static double entry(unsigned seed, long i, long j) {
     unsigned long h = (unsigned long)seed * 0x9E3779B97F4A7C15ul ^ (unsigned long)i * 0xBF58476D1CE4E5B9ul ^
@@ -51,13 +61,16 @@ static double now(void) {
 int main(int argc, char** argv) {
     int me, nprocs, ctxt, nprow, npcol, myrow, mycol;
     Cblacs_pinfo(&me, &nprocs);
-    const int posv = argc > 1 && strcmp(argv[1], "posv") == 0;
+    const char* names[] = {"trsm", "posv", "syrk", "symm"};
+    int routine = -1;
+    for (int r = 0; r < 4 && argc > 1; ++r)
+        if (strcmp(argv[1], names[r]) == 0) routine = r;
+    const int posv = routine == POSV;
     const int n = argc > 2 ? atoi(argv[2]) : 1024, nrhs = argc > 3 ? atoi(argv[3]) : 1024;
     const int nb = argc > 4 ? atoi(argv[4]) : 256, p = argc > 5 ? atoi(argv[5]) : 1, q = argc > 6 ? atoi(argv[6]) : 2;
     const int runs = argc > 7 ? atoi(argv[7]) : 3;
-    if (argc < 2 || (!posv && strcmp(argv[1], "trsm") != 0) || n < 1 || nrhs < 1 || nb < 1 || p * q > nprocs ||
-        runs < 1) {
-        if (me == 0) fprintf(stderr, "usage: %s trsm|posv n nrhs nb p q runs (p*q <= %d)\n", argv[0], nprocs);
+    if (routine < 0 || n < 1 || nrhs < 1 || nb < 1 || p * q > nprocs || runs < 1) {
+        if (me == 0) fprintf(stderr, "usage: %s trsm|posv|syrk|symm n nrhs nb p q runs (p*q <= %d)\n", argv[0], nprocs);
         Cblacs_exit(0);
         return 1;
     }
@@ -78,12 +91,16 @@ int main(int argc, char** argv) {
     const size_t asz = (size_t)lld * (size_t)(nloc > 0 ? nloc : 1), bsz = (size_t)lld * (size_t)(rloc > 0 ? rloc : 1);
     double *a0 = malloc(sizeof(double) * asz), *a = malloc(sizeof(double) * asz);
     double *b0 = malloc(sizeof(double) * bsz), *b = malloc(sizeof(double) * bsz);
+    double* x = malloc(sizeof(double) * bsz); /* symm's X */
     for (int jl = 0; jl < nloc; ++jl) {
         const int jf = jl + 1, j = indxl2g_(&jf, &nb, &mycol, &zero, &npcol) - 1;
         for (int il = 0; il < mloc; ++il) {
             const int i_f = il + 1, i = indxl2g_(&i_f, &nb, &myrow, &zero, &nprow) - 1;
-            /* lower triangle; diagonal n: well conditioned, and positive definite for posv */
-            a0[il + (size_t)jl * lld] = i == j ? (double)n : i > j ? entry(1, i, j) : (posv ? entry(1, j, i) : NAN);
+            /* lower triangle; diagonal n: well conditioned, and positive definite for posv; syrk's C
+               is full (its upper triangle must come back untouched) */
+            a0[il + (size_t)jl * lld] = i == j ? (double)n
+                                        : i > j || routine == SYRK ? entry(1, i, j)
+                                        : posv ? entry(1, j, i) : NAN;
         }
     }
     for (int jl = 0; jl < rloc; ++jl) {
@@ -91,9 +108,10 @@ int main(int argc, char** argv) {
         for (int il = 0; il < mloc; ++il) {
             const int i_f = il + 1, i = indxl2g_(&i_f, &nb, &myrow, &zero, &nprow) - 1;
             b0[il + (size_t)jl * lld] = entry(2, i, j);
+            x[il + (size_t)jl * lld] = entry(4, i, j);
         }
     }
-    const double alpha = 1.0;
+    const double alpha = 1.0, beta = 1.0;
     double best = 1e300;
     for (int r = 0; r < runs; ++r) {
         memcpy(a, a0, sizeof(double) * asz);
@@ -101,32 +119,39 @@ int main(int argc, char** argv) {
         Cblacs_barrier(ctxt, "All");
         const double t0 = now();
         if (posv) pdposv_("L", &n, &nrhs, a, &one, &one, desca, b, &one, &one, descb, &info);
-        else pdtrsm_("L", "L", "N", "N", &n, &nrhs, &alpha, a, &one, &one, desca, b, &one, &one, descb);
+        else if (routine == TRSM) pdtrsm_("L", "L", "N", "N", &n, &nrhs, &alpha, a, &one, &one, desca, b, &one, &one, descb);
+        else if (routine == SYRK) pdsyrk_("L", "N", &n, &nrhs, &alpha, b, &one, &one, descb, &beta, a, &one, &one, desca);
+        else pdsymm_("L", "L", &n, &nrhs, &alpha, a, &one, &one, desca, x, &one, &one, descb, &beta, b, &one, &one, descb);
         Cblacs_barrier(ctxt, "All");
         double t = now() - t0;
         Cdgamx2d(ctxt, "All", " ", 1, 1, &t, 1, NULL, NULL, -1, -1, -1);
         if (t < best) best = t;
     }
     double sums[2] = {0.0, 0.0};
-    for (int jl = 0; jl < rloc; ++jl) {
+    const double* res = routine == SYRK ? a : b; /* the result: C, or B */
+    for (int jl = 0; jl < (routine == SYRK ? nloc : rloc); ++jl) {
         const int jf = jl + 1, j = indxl2g_(&jf, &nb, &mycol, &zero, &npcol) - 1;
         for (int il = 0; il < mloc; ++il) {
             const int i_f = il + 1, i = indxl2g_(&i_f, &nb, &myrow, &zero, &nprow) - 1;
-            const double v = b[il + (size_t)jl * lld];
+            const double v = res[il + (size_t)jl * lld];
             sums[0] += entry(3, i, j) * v;
             sums[1] += v * v;
         }
     }
     Cdgsum2d(ctxt, "All", " ", 2, 1, sums, 2, 0, 0);
-    const double flops = (posv ? n * (double)n * n / 3.0 : 0.0) + (posv ? 2.0 : 1.0) * n * (double)n * nrhs;
+    /* syrk: n(n+1)·k, LAPACK's count; symm: 2n²·nrhs */
+    const double flops = routine == SYRK   ? n * (n + 1.0) * nrhs
+                         : routine == SYMM ? 2.0 * n * (double)n * nrhs
+                                           : (posv ? n * (double)n * n / 3.0 : 0.0) + (posv ? 2.0 : 1.0) * n * (double)n * nrhs;
     if (myrow == 0 && mycol == 0)
         printf("pd%s n=%d nrhs=%d nb=%d grid=%dx%d runs=%d info=%d best_s=%.6f gflops=%.2f checksum=%.15e "
-               "norm2=%.15e\n", posv ? "posv" : "trsm", n, nrhs, nb, nprow, npcol, runs, posv ? info : 0, best,
+               "norm2=%.15e\n", names[routine], n, nrhs, nb, nprow, npcol, runs, posv ? info : 0, best,
                flops / best * 1e-9, sums[0], sums[1]);
     free(a0);
     free(a);
     free(b0);
     free(b);
+    free(x);
     Cblacs_gridexit(ctxt);
     Cblacs_exit(0);
     return 0;
