@@ -90,15 +90,16 @@ ALL_HERM = ["HEMM", "HERK", "HER2K"]
 SUITES = {
     # d: every SIDE x UPLO (p?symm), UPLO x TRANS (p?syrk, p?syr2k), every source process (2 x 2)
     "symm": ([(2, 2)], D_SYMM, ["SYMM"], False),
-    # (with p?symm: ScaLAPACK 2.2's tester judges p?syrk, which has no B, on IERR(2) left from
-    # the previous check of a B, uninitialised in a run of p?syrk alone: every case FAILED
-    # there, with or without the shim; p?symm, tested before p?syrk in each case, sets it)
+    # (with p?symm: ScaLAPACK 2.2's tester reads its verdict on B for p?syrk, which has no B,
+    # uninitialised in a run of p?syrk alone -- every case FAILED there, with or without the
+    # shim (docs/scalapack.md); p?symm's check, before p?syrk's in each case, sets it. The
+    # other suites test p?symm / p?hemm first too.)
     "syrk": ([(2, 2)], D_SYRK, ["SYMM", "SYRK"], False),
     "syr2k": ([(2, 2)], D_SYR2K, ["SYR2K"], False),
     # d: the three on a sub-grid 1 x 3 and a 2 x 1 grid, beta = 0
-    "sym_beta0": ([(1, 3), (2, 1)], GRIDS_CORE, ALL_REAL, True),
+    "sym_beta0": ([(1, 3), (2, 1)], [GRIDS_CORE[i] for i in (1, 2, 4, 7, 8, 9, 11)], ALL_REAL, True),
     # s, c, z: the symmetric routines (c, z: complex symmetric) on 2 x 2
-    "sym_core": ([(2, 2)], GRIDS_CORE, ALL_REAL, False),
+    "sym_core": ([(2, 2)], [c for i, c in enumerate(GRIDS_CORE) if i not in (2, 5)], ALL_REAL, False),
     # c, z: the Hermitian ones (TRANS N or C) on 2 x 2
-    "herm_core": ([(2, 2)], CORE_C, ALL_HERM, False),
+    "herm_core": ([(2, 2)], [c for i, c in enumerate(CORE_C) if i not in (2, 5)], ALL_HERM, False),
 }
