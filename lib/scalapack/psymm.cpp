@@ -1,7 +1,7 @@
 // p?symm_ and p?hemm_ of ScaLAPACK's PBLAS, computed by cala.
 //
 // entry (Fortran ABI) -> check the arguments as PBLAS does (descriptor) -> agree over the BLACS
-// grid (context) -> route: nothing | C := beta·C locally (alpha = 0) | ScaLAPACK (small, no cala
+// grid (settle, context) -> route: nothing | C := beta·C locally (alpha = 0) | ScaLAPACK (small, no cala
 // layout, or layouts cala::symm does not take) | cala::symm / cala::hemm (lib/symm: stationary A,
 // B's block rows broadcast over row sets, partial C summed at its owner) on MatrixRefs over the
 // user's arrays, sub(B) first redistributed (matrix/) into sub(C)'s layout where the two differ.
@@ -27,6 +27,7 @@
 #include "scalapack/context.hpp"
 #include "scalapack/descriptor.hpp"
 #include "scalapack/report.hpp"
+#include "scalapack/settle.hpp"
 #include "scalapack/view.hpp"
 
 namespace cala::scalapack {
@@ -129,87 +130,55 @@ void psymm(const Args<T>& x) {
     using detail::cat;
     const char* const rout = routine<T, K>().name.c_str();
     const char* const fn = K == Kind::Symm ? "symm" : "hemm";
-    const Settings& set = settings();
     const char s = option(x.side), u = option(x.uplo);
     const int m = *x.m, n = *x.n;
     const bool left = s == 'L';
     const Desc da = read_descriptor(x.desca), db = read_descriptor(x.descb), dc = read_descriptor(x.descc);
-    const int ctxt = da[CTXT_];
-    GridPos g;
-    Cblacs_gridinfo(ctxt, &g.p, &g.q, &g.row, &g.col);
-    const bool speaker = set.verbose && g.row == 0 && g.col == 0;
-    const auto call = [&] { return cat(rout, "(", s, ",", u, ") m=", m, " n=", n, " on ", g.p, "x", g.q, " -> "); };
+    Call c{rout, da[CTXT_], {}, settings().verbose, "", Checker::Pblas};
+    Cblacs_gridinfo(c.ctxt, &c.g.p, &c.g.q, &c.g.row, &c.g.col);
+    const GridPos& g = c.g;
+    if (c.verbose) c.head = cat(rout, "(", s, ",", u, ") m=", m, " n=", n, " on ", g.p, "x", g.q, " -> ");
 
     // 1. PBLAS's checks, in PBLAS's order.
-    if (g.p == -1) {
-        ArgCheck chk;
-        chk.fail(kDescA * ArgCheck::kDescMult + 1 + CTXT_, cat("DESCA context ", ctxt, " is not a BLACS grid here"));
-        if (set.verbose) say(cat(call(), "illegal argument, info = ", chk.info(), ": ", chk.first));
-        report_illegal(ctxt, rout, chk.info());
-        return;
-    }
+    int info = 0;  // PBLAS routines have no INFO: reported through PXERBLA only
+    if (foreign_context(c, kDescA, &info)) return;
     const ArgCheck chk = check_args(x, da, db, dc, g);
     const T alpha = *x.alpha, beta = *x.beta;
 
-    // 2. Where the call goes (PBLAS's quick returns: alpha = 0 leaves beta·C).
+    // 2. Where the call goes (PBLAS's quick returns: alpha = 0 leaves beta·C, done locally).
     const int ka = left ? m : n;
-    enum class Route { Nothing, Scale, Small, Cala } route = Route::Cala;
+    Route route = Route::Cala;
     if (m == 0 || n == 0 || (alpha == T(0) && beta == T(1))) route = Route::Nothing;
-    else if (alpha == T(0)) route = Route::Scale;
-    else if (static_cast<double>(m) * n * ka < set.threshold) route = Route::Small;
+    else if (alpha != T(0) && static_cast<double>(m) * n * ka < settings().threshold) route = Route::Small;
+    const bool scale = route == Route::Cala && alpha == T(0);
     std::optional<SubMatrix> sa, sb, sc;
-    if (chk.ok() && (route == Route::Scale || route == Route::Cala)) sc = sub_matrix(dc, g, *x.ic, *x.jc, m, n);
-    if (chk.ok() && route == Route::Cala) {
+    if (chk.ok() && route == Route::Cala) sc = sub_matrix(dc, g, *x.ic, *x.jc, m, n);
+    if (chk.ok() && route == Route::Cala && !scale) {
         sa = sub_matrix(da, g, *x.ia, *x.ja, ka, ka);
         sb = sub_matrix(db, g, *x.ib, *x.jb, m, n);
     }
-    const bool layouts = !chk.ok() || route == Route::Nothing || route == Route::Small ||
-                         (sc && (route == Route::Scale || (sa && sb)));
+    const bool layouts = !chk.ok() || route != Route::Cala || (sc && (scale || (sa && sb)));
 
-    // 3. One allreduce over the grid.
-    const MPI_Comm comm = grid_communicator(ctxt);
-    const Grid2D* grid = route == Route::Cala && layouts ? cached_grid(ctxt, comm, g) : nullptr;
-    const Agreement agreed = agree(comm, g, chk.code, layouts, route != Route::Cala || !layouts || grid != nullptr,
-                                   same_args(x, da, db, dc));
-    if (agreed.code != ArgCheck::kNone) {
-        report_agreed(agreed.code, chk, "found on another process of the grid", ctxt, rout, speaker, call(),
-                      Checker::Pblas);
+    // 3. One allreduce over the grid (settle.hpp), then the work.
+    const Grid2D* grid =
+        settle(c, chk, route, layouts, same_args(x, da, db, dc), "an operand has no cala layout",
+               cat("m*n*k = ", static_cast<long long>(m) * n * ka), &info, [&] { call_scalapack<T, K>(x); });
+    if (grid == nullptr) return;
+    if (scale) {
+        if (c.speaker()) say(c.head + "cala: C := beta*C on each process's part (alpha = 0)");
+        kernels::scale(sc->rows.dist.local_size(g.row), sc->cols.dist.local_size(g.col), beta, local_part(*sc, g, x.c),
+                       sc->ld);
         return;
-    }
-    if (!agreed.cala_layouts) {
-        if (speaker) say(cat(call(), "ScaLAPACK: an operand has no cala layout"));
-        call_scalapack<T, K>(x);
-        return;
-    }
-
-    // 4. The work.
-    switch (route) {
-        case Route::Nothing:
-            if (speaker) say(cat(call(), "cala: nothing to do"));
-            return;
-        case Route::Scale:
-            if (speaker) say(cat(call(), "cala: C := beta*C on each process's part (alpha = 0)"));
-            kernels::scale(sc->rows.dist.local_size(g.row), sc->cols.dist.local_size(g.col), beta,
-                           local_part(*sc, g, x.c), sc->ld);
-            return;
-        case Route::Small:
-            if (speaker)
-                say(cat(call(), "ScaLAPACK: m*n*k = ", static_cast<long long>(m) * n * ka,
-                        " < CALA_SCALAPACK_THRESHOLD = ", threshold_text(set.threshold)));
-            call_scalapack<T, K>(x);
-            return;
-        case Route::Cala: break;
     }
     if (const std::string why = unfit(left, *sa, *sc); !why.empty()) {
-        if (speaker) say(cat(call(), "ScaLAPACK: a layout cala::", fn, " does not take (", why, ")"));
+        if (c.speaker()) say(cat(c.head, "ScaLAPACK: a layout cala::", fn, " does not take (", why, ")"));
         call_scalapack<T, K>(x);
         return;
     }
-    if (!agreed.cached) grid = &make_grid(ctxt, comm, g, agreed);
     const MatrixRef<T> av = view(*grid, *sa, x.a), bv = view(*grid, *sb, x.b), cv = view(*grid, *sc, x.c);
     const bool move_b = !(bv.layout() == cv.layout());
-    if (speaker)
-        say(cat(call(), "cala: ", fn, move_b ? " (B redistributed into C's layout)" : "", ", nb=", sa->rows.dist.nb));
+    if (c.speaker())
+        say(cat(c.head, "cala: ", fn, move_b ? " (B redistributed into C's layout)" : "", ", nb=", sa->rows.dist.nb));
     const Side side = left ? Side::Left : Side::Right;
     const Uplo uplo = u == 'L' ? Uplo::Lower : Uplo::Upper;
     cala_or_scalapack(

@@ -1,7 +1,7 @@
 // p?syrk_, p?herk_, p?syr2k_ and p?her2k_ of ScaLAPACK's PBLAS, computed by cala.
 //
 // entry (Fortran ABI) -> check the arguments as PBLAS does (descriptor) -> agree over the BLACS
-// grid (context) -> route: nothing | C's triangle := beta·C locally (alpha = 0 or k = 0) |
+// grid (settle, context) -> route: nothing | C's triangle := beta·C locally (alpha = 0 or k = 0) |
 // ScaLAPACK (small, or no cala layout) |
 //   p?syrk/p?herk: cala::syrk / cala::herk (lib/symm) on sub(A) in place, or on op(sub(A))
 //     redistributed (matrix/) into a workspace whose rows are distributed like sub(C)'s;
@@ -28,6 +28,7 @@
 #include "scalapack/context.hpp"
 #include "scalapack/descriptor.hpp"
 #include "scalapack/report.hpp"
+#include "scalapack/settle.hpp"
 #include "scalapack/view.hpp"
 
 namespace cala::scalapack {
@@ -163,100 +164,67 @@ template <class T, Kind K>
 void psyrk(const Args<T>& x) {
     using detail::cat;
     const char* const rout = routine<T, K>().name.c_str();
-    const Settings& set = settings();
     const char u = option(x.uplo), t = option(x.trans);
     const int n = *x.n, k = *x.k;
     const bool notran = t == 'N';
     const Desc da = read_descriptor(x.desca), dc = read_descriptor(x.descc);
     const Desc db = rank2(K) ? read_descriptor(x.descb) : Desc{};
-    const int ctxt = da[CTXT_];
-    GridPos g;
-    Cblacs_gridinfo(ctxt, &g.p, &g.q, &g.row, &g.col);
-    const bool speaker = set.verbose && g.row == 0 && g.col == 0;
-    const auto call = [&] {
-        return cat(rout, "(", u, ",", t, ") n=", n, " k=", k, " on ", g.p, "x", g.q, " -> ");
-    };
+    Call c{rout, da[CTXT_], {}, settings().verbose, "", Checker::Pblas};
+    Cblacs_gridinfo(c.ctxt, &c.g.p, &c.g.q, &c.g.row, &c.g.col);
+    const GridPos& g = c.g;
+    if (c.verbose) c.head = cat(rout, "(", u, ",", t, ") n=", n, " k=", k, " on ", g.p, "x", g.q, " -> ");
 
     // 1. PBLAS's checks, in PBLAS's order.
-    if (g.p == -1) {
-        ArgCheck chk;
-        chk.fail(kDescA * ArgCheck::kDescMult + 1 + CTXT_, cat("DESCA context ", ctxt, " is not a BLACS grid here"));
-        if (set.verbose) say(cat(call(), "illegal argument, info = ", chk.info(), ": ", chk.first));
-        report_illegal(ctxt, rout, chk.info());
-        return;
-    }
+    int info = 0;  // PBLAS routines have no INFO: reported through PXERBLA only
+    if (foreign_context(c, kDescA, &info)) return;
     const ArgCheck chk = check_args<T, K>(x, da, db, dc, g);
     const T alpha = alpha_of<T, K>(x), beta = beta_of<T, K>(x);
 
-    // 2. Where the call goes (as PBLAS's quick returns: alpha = 0 or k = 0 leaves beta·C).
-    enum class Route { Nothing, Scale, Small, Cala } route = Route::Cala;
-    if (n == 0 || ((alpha == T(0) || k == 0) && beta == T(1))) route = Route::Nothing;
-    else if (alpha == T(0) || k == 0) route = Route::Scale;
-    else if (static_cast<double>(n) * n * k < set.threshold) route = Route::Small;
+    // 2. Where the call goes (PBLAS's quick returns: alpha = 0 or k = 0 leaves beta·C, done locally).
+    Route route = Route::Cala;
+    const bool no_product = alpha == T(0) || k == 0;
+    if (n == 0 || (no_product && beta == T(1))) route = Route::Nothing;
+    else if (!no_product && static_cast<double>(n) * n * k < settings().threshold) route = Route::Small;
+    const bool scale = route == Route::Cala && no_product;
     std::optional<SubMatrix> sa, sb, sc;
     const int ra = notran ? n : k, ca = notran ? k : n;
-    if (chk.ok() && (route == Route::Scale || route == Route::Cala)) sc = sub_matrix(dc, g, *x.ic, *x.jc, n, n);
-    if (chk.ok() && route == Route::Cala) sa = sub_matrix(da, g, *x.ia, *x.ja, ra, ca);
-    if (chk.ok() && route == Route::Cala && rank2(K)) sb = sub_matrix(db, g, *x.ib, *x.jb, ra, ca);
-    const bool layouts = !chk.ok() || route == Route::Nothing || route == Route::Small ||
-                         (sc && (route == Route::Scale || (sa && (!rank2(K) || sb))));
+    if (chk.ok() && route == Route::Cala) sc = sub_matrix(dc, g, *x.ic, *x.jc, n, n);
+    if (chk.ok() && route == Route::Cala && !scale) sa = sub_matrix(da, g, *x.ia, *x.ja, ra, ca);
+    if (chk.ok() && route == Route::Cala && !scale && rank2(K)) sb = sub_matrix(db, g, *x.ib, *x.jb, ra, ca);
+    const bool layouts = !chk.ok() || route != Route::Cala || (sc && (scale || (sa && (!rank2(K) || sb))));
 
-    // 3. One allreduce over the grid.
-    const MPI_Comm comm = grid_communicator(ctxt);
-    const Grid2D* grid = route == Route::Cala && layouts ? cached_grid(ctxt, comm, g) : nullptr;
-    const Agreement agreed = agree(comm, g, chk.code, layouts, route != Route::Cala || !layouts || grid != nullptr,
-                                   same_args<T, K>(x, da, db, dc));
-    if (agreed.code != ArgCheck::kNone) {
-        report_agreed(agreed.code, chk, "found on another process of the grid", ctxt, rout, speaker, call(),
-                      Checker::Pblas);
-        return;
-    }
-    if (!agreed.cala_layouts) {
-        if (speaker) say(cat(call(), "ScaLAPACK: an operand has no cala layout"));
-        call_scalapack<T, K>(x);
+    // 3. One allreduce over the grid (settle.hpp), then the work.
+    const Grid2D* grid =
+        settle(c, chk, route, layouts, same_args<T, K>(x, da, db, dc), "an operand has no cala layout",
+               cat("n*n*k = ", static_cast<long long>(n) * n * k), &info, [&] { call_scalapack<T, K>(x); });
+    if (grid == nullptr) return;
+    if (scale) {
+        if (c.speaker()) say(c.head + "cala: C's triangle := beta*C on each process's part (alpha = 0 or k = 0)");
+        update_local(*sc, g, u, beta, x.c, [](index_t, index_t) { return T(0); }, hermitian(K));
         return;
     }
     // cala::syrk/herk take C with square tiles only (the same on every process: the descriptors agree)
-    const auto& cl = sc ? *sc : SubMatrix{};
-    if (route == Route::Cala && !rank2(K) && (cl.rows.dist.nb != cl.cols.dist.nb || cl.rows.dist.ib != cl.cols.dist.ib)) {
-        if (speaker)
-            say(cat(call(), "ScaLAPACK: a layout cala::", hermitian(K) ? "herk" : "syrk", " does not take (sub(C)'s ",
-                    "tiles are not square: row blocks ", cl.rows.dist.nb, " first ", cl.rows.dist.ib,
-                    ", column blocks ", cl.cols.dist.nb, " first ", cl.cols.dist.ib, ")"));
+    const Dist1D &cr = sc->rows.dist, &cc = sc->cols.dist;
+    if (!rank2(K) && (cr.nb != cc.nb || cr.ib != cc.ib)) {
+        if (c.speaker())
+            say(cat(c.head, "ScaLAPACK: a layout cala::", hermitian(K) ? "herk" : "syrk", " does not take (sub(C)'s ",
+                    "tiles are not square: row blocks ", cr.nb, " first ", cr.ib, ", column blocks ", cc.nb, " first ",
+                    cc.ib, ")"));
         call_scalapack<T, K>(x);
         return;
     }
-
-    // 4. The work.
-    switch (route) {
-        case Route::Nothing:
-            if (speaker) say(cat(call(), "cala: nothing to do"));
-            return;
-        case Route::Scale:
-            if (speaker) say(cat(call(), "cala: C's triangle := beta*C on each process's part (alpha = 0 or k = 0)"));
-            update_local(*sc, g, u, beta, x.c, [](index_t, index_t) { return T(0); }, hermitian(K));
-            return;
-        case Route::Small:
-            if (speaker)
-                say(cat(call(), "ScaLAPACK: n*n*k = ", static_cast<long long>(n) * n * k,
-                        " < CALA_SCALAPACK_THRESHOLD = ", threshold_text(set.threshold)));
-            call_scalapack<T, K>(x);
-            return;
-        case Route::Cala: break;
-    }
-    if (!agreed.cached) grid = &make_grid(ctxt, comm, g, agreed);
     const MatrixRef<T> av = view(*grid, *sa, x.a), cv = view(*grid, *sc, x.c);
     if constexpr (!rank2(K)) {
-        if (speaker) {
+        if (c.speaker()) {
             const bool moved = !notran || !(sa->rows.dist == sc->rows.dist);
-            say(cat(call(), "cala: ", hermitian(K) ? "herk" : "syrk",
+            say(cat(c.head, "cala: ", hermitian(K) ? "herk" : "syrk",
                     moved ? " on op(A) redistributed into rows like C's" : " (A in place)", ", nb=", sc->rows.dist.nb));
         }
         cala_or_scalapack(rout, g, [&] { rank_k<T, K>(*grid, g, u, t, k, alpha, beta, av, cv); },
                           [&] { call_scalapack<T, K>(x); });
     } else {
-        if (speaker)
-            say(cat(call(), "cala: W := alpha*op(A)*op(B)", hermitian(K) ? "^H" : "^T", " (gemm) in C's layout, ",
+        if (c.speaker())
+            say(cat(c.head, "cala: W := alpha*op(A)*op(B)", hermitian(K) ? "^H" : "^T", " (gemm) in C's layout, ",
                     "V := W", hermitian(K) ? "^H" : "^T", " (redistribute), C's triangle := beta*C + W + V"));
         const MatrixRef<T> bv = view(*grid, *sb, x.b);
         const Op tr = hermitian(K) ? Op::C : Op::T;
