@@ -142,9 +142,9 @@ std::vector<SameArg> same_args(const Args<T>& x, const Desc& da, const Desc& db,
     return same;
 }
 
-// p?syrk/p?herk by cala::syrk/herk: sub(A) as it lies when its rows are distributed like sub(C)'s
-// (TRANS = N), else op(sub(A)) redistributed into a workspace whose rows are (k columns in C's
-// column block size). cala::Error (C's tiles not square) before anything moved.
+// p?syrk/p?herk by cala::syrk/herk (C's tiles square): sub(A) as it lies when its rows are
+// distributed like sub(C)'s (TRANS = N), else op(sub(A)) redistributed into an n x k workspace
+// whose rows are (its k columns in C's column block size). A cala::Error comes before C is written.
 template <class T, Kind K>
 void rank_k(const Grid2D& grid, const GridPos& g, char u, char t, index_t k, T alpha, T beta, const MatrixRef<T>& av,
             const MatrixRef<T>& cv) {
