@@ -9,8 +9,9 @@ passed"), and cala computed every call (one "-> cala:" line per call, two per ca
 import argparse
 import os
 import re
-import subprocess
 import sys
+
+import mpirun
 
 CALLS = {"PDSYMM": 4, "PDSYRK": 4, "PDSYR2K": 2, "PZHERK": 2, "PZHER2K": 2}
 
@@ -22,14 +23,11 @@ def main():
     args = ap.parse_args()
     env = dict(os.environ, OMP_NUM_THREADS="1", CALA_VERBOSE="1", CALA_SCALAPACK_THRESHOLD="0")
     env.pop("LD_PRELOAD", None)
-    cmd = [args.mpiexec, "-n", "4", args.exe]
-    print("+", " ".join(cmd), flush=True)
-    r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=240)
-    out = r.stdout
+    run = mpirun.run([args.mpiexec, "-n", "4", args.exe], os.getcwd(), env, 240, os.path.basename(args.exe))
+    out = run.out
     print(out, end="")
-    errors = []
-    if r.returncode != 0 or "sym_nan: all checks passed" not in out:
-        errors.append(f"the program failed (exit status {r.returncode})")
+    errors = [] if run.rc == 0 and "sym_nan: all checks passed" in out else [
+        f"the program failed (exit status {run.rc})" + (": hung in " + "; ".join(run.where()) if run.hung else "")]
     for routine, want in CALLS.items():
         got = len(re.findall(rf"cala_scalapack: {routine}\(.*-> cala:", out))
         if got != want:
