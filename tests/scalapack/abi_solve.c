@@ -1,10 +1,11 @@
-/* pdtrsm_ or pdposv_ through the ScaLAPACK ABI, timed: a plain ScaLAPACK program (it knows nothing
+/* pdtrsm_, pdposv_ or pdsyrk_ through the ScaLAPACK ABI, timed: a plain ScaLAPACK program (it knows nothing
  * of cala) for compare.py, which runs it with the shim preloaded and CALA_SHIM=off (ScaLAPACK's
  * own routine, same process setup) and on (cala's).
  *
- * usage: abi_solve trsm|posv n nrhs nb p q runs
+ * usage: abi_solve trsm|posv|syrk n nrhs nb p q runs
  *   trsm: B := inv(L)·B, L n x n lower triangular (non-unit), B n x nrhs;
- *   posv: A·X = B, A n x n Hermitian positive definite (lower), B n x nrhs.
+ *   posv: A·X = B, A n x n Hermitian positive definite (lower), B n x nrhs;
+ *   syrk: A's lower triangle := B·Bᵀ (beta = 0), A n x n, B n x nrhs (k = nrhs).
  * Operands are restored (untimed) before every run. Prints, from process (0, 0), the best time
  * over the runs (the slowest process's), GFLOP/s and a checksum of the solution.
  */
@@ -30,6 +31,8 @@ void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* 
                const int* icsrc, const int* ictxt, const int* lld, int* info);
 void pdtrsm_(const char*, const char*, const char*, const char*, const int*, const int*, const double*,
              const double*, const int*, const int*, const int*, double*, const int*, const int*, const int*);
+void pdsyrk_(const char*, const char*, const int*, const int*, const double*, const double*, const int*,
+             const int*, const int*, const double*, double*, const int*, const int*, const int*);
 void pdposv_(const char*, const int*, const int*, double*, const int*, const int*, const int*, double*, const int*,
              const int*, const int*, int*);
 
@@ -51,13 +54,13 @@ static double now(void) {
 int main(int argc, char** argv) {
     int me, nprocs, ctxt, nprow, npcol, myrow, mycol;
     Cblacs_pinfo(&me, &nprocs);
-    const int posv = argc > 1 && strcmp(argv[1], "posv") == 0;
+    const int posv = argc > 1 && strcmp(argv[1], "posv") == 0, syrk = argc > 1 && strcmp(argv[1], "syrk") == 0;
     const int n = argc > 2 ? atoi(argv[2]) : 1024, nrhs = argc > 3 ? atoi(argv[3]) : 1024;
     const int nb = argc > 4 ? atoi(argv[4]) : 256, p = argc > 5 ? atoi(argv[5]) : 1, q = argc > 6 ? atoi(argv[6]) : 2;
     const int runs = argc > 7 ? atoi(argv[7]) : 3;
-    if (argc < 2 || (!posv && strcmp(argv[1], "trsm") != 0) || n < 1 || nrhs < 1 || nb < 1 || p * q > nprocs ||
+    if (argc < 2 || (!posv && !syrk && strcmp(argv[1], "trsm") != 0) || n < 1 || nrhs < 1 || nb < 1 || p * q > nprocs ||
         runs < 1) {
-        if (me == 0) fprintf(stderr, "usage: %s trsm|posv n nrhs nb p q runs (p*q <= %d)\n", argv[0], nprocs);
+        if (me == 0) fprintf(stderr, "usage: %s trsm|posv|syrk n nrhs nb p q runs (p*q <= %d)\n", argv[0], nprocs);
         Cblacs_exit(0);
         return 1;
     }
@@ -93,14 +96,15 @@ int main(int argc, char** argv) {
             b0[il + (size_t)jl * lld] = entry(2, i, j);
         }
     }
-    const double alpha = 1.0;
+    const double alpha = 1.0, beta = 0.0;
     double best = 1e300;
     for (int r = 0; r < runs; ++r) {
         memcpy(a, a0, sizeof(double) * asz);
         memcpy(b, b0, sizeof(double) * bsz);
         Cblacs_barrier(ctxt, "All");
         const double t0 = now();
-        if (posv) pdposv_("L", &n, &nrhs, a, &one, &one, desca, b, &one, &one, descb, &info);
+        if (syrk) pdsyrk_("L", "N", &n, &nrhs, &alpha, b, &one, &one, descb, &beta, a, &one, &one, desca);
+        else if (posv) pdposv_("L", &n, &nrhs, a, &one, &one, desca, b, &one, &one, descb, &info);
         else pdtrsm_("L", "L", "N", "N", &n, &nrhs, &alpha, a, &one, &one, desca, b, &one, &one, descb);
         Cblacs_barrier(ctxt, "All");
         double t = now() - t0;
@@ -108,20 +112,22 @@ int main(int argc, char** argv) {
         if (t < best) best = t;
     }
     double sums[2] = {0.0, 0.0};
-    for (int jl = 0; jl < rloc; ++jl) {
+    for (int jl = 0; jl < (syrk ? nloc : rloc); ++jl) {  /* the result: B, or A's lower triangle */
         const int jf = jl + 1, j = indxl2g_(&jf, &nb, &mycol, &zero, &npcol) - 1;
         for (int il = 0; il < mloc; ++il) {
             const int i_f = il + 1, i = indxl2g_(&i_f, &nb, &myrow, &zero, &nprow) - 1;
-            const double v = b[il + (size_t)jl * lld];
+            if (syrk && i < j) continue;
+            const double v = syrk ? a[il + (size_t)jl * lld] : b[il + (size_t)jl * lld];
             sums[0] += entry(3, i, j) * v;
             sums[1] += v * v;
         }
     }
     Cdgsum2d(ctxt, "All", " ", 2, 1, sums, 2, 0, 0);
     const double flops = (posv ? n * (double)n * n / 3.0 : 0.0) + (posv ? 2.0 : 1.0) * n * (double)n * nrhs;
+    /* syrk: n²·k, as trsm's count */
     if (myrow == 0 && mycol == 0)
         printf("pd%s n=%d nrhs=%d nb=%d grid=%dx%d runs=%d info=%d best_s=%.6f gflops=%.2f checksum=%.15e "
-               "norm2=%.15e\n", posv ? "posv" : "trsm", n, nrhs, nb, nprow, npcol, runs, posv ? info : 0, best,
+               "norm2=%.15e\n", posv ? "posv" : syrk ? "syrk" : "trsm", n, nrhs, nb, nprow, npcol, runs, posv ? info : 0, best,
                flops / best * 1e-9, sums[0], sums[1]);
     free(a0);
     free(a);
