@@ -75,11 +75,21 @@ def cases(trans_set, sources, unfit_cases=(), extra=True):
     return out
 
 
+def wide(side, uplo, trans):
+    """Type-2 descriptors with a first block (9) wider than the block size (3), sub(A) and sub(C)
+    starting past it at the same place (cala takes it), sub(B) inside B's wide first block with at
+    most NB of its rows left there."""
+    a = (40, 40, 9, 9, 3, 3, 0, 0, 11, 11)
+    return dict(diag="N", side=side, ta=trans, tb="N", uplo=uplo, m=14, n=12, k=10,
+                mats=(a, (40, 40, 7, 8, 2, 3, 0, 0, 6, 8), a), unfit=set())
+
+
 # p?syrk/p?syr2k: real N, T, C; complex N, T; p?herk/p?her2k N, C (the complex runs test the
 # Hermitian and symmetric routines on the cases of one transposition set, see SUITES)
-D_SYMM = cases("NT", True, unfit_cases=("A", "A"))  # TRANS unused by p?symm: two cases per SIDE x UPLO
-D_SYRK = [c for c in cases("NTC", True, unfit_cases=("C",)) if c["side"] == "L" or c["unfit"] or c["k"] == 0 or c["m"] == 33]
-D_SYR2K = cases("NTC", True)
+D_SYMM = cases("NT", True, unfit_cases=("A", "A")) + [wide("R", "L", "N")]  # TRANS unused: 2 per SIDE x UPLO
+D_SYRK = [c for c in cases("NTC", True, unfit_cases=("C",)) if c["side"] == "L" or c["unfit"] or c["k"] == 0
+          or c["m"] == 33] + [wide("L", "U", "T")]
+D_SYR2K = cases("NTC", True) + [wide("L", "L", "C")]
 GRIDS_CORE = cases("NT", False, unfit_cases=("A", "C"))[:12]
 CORE_C = [dict(c, ta="N" if c["ta"] == "N" else "C") for c in cases("NT", False, unfit_cases=("A", "C"))][:12]
 
