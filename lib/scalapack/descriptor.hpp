@@ -12,6 +12,7 @@
 // wrong -> info = -(100 i + j); the first wrong argument in the list wins.
 
 #include <array>
+#include <cctype>
 #include <optional>
 #include <string>
 
@@ -49,6 +50,9 @@ struct ArgCheck {
     /// The positive number PXERBLA prints ("parameter number ...").
     int position() const noexcept { return -info(); }
 };
+
+/// An option argument (SIDE, UPLO, TRANS, DIAG) as PBLAS reads it: its first character, upper case.
+inline char option(const char* c) { return static_cast<char>(std::toupper(static_cast<unsigned char>(c[0]))); }
 
 /// PBLAS's PB_Cchkmat for sub(X) = X(ix:ix+m-1, jx:jx+n-1) (ix, jx 1-based as the user passed
 /// them), where M, N, IX/JX and DESCX are arguments number mpos, npos, dpos-2/dpos-1 and dpos.

@@ -172,15 +172,12 @@ void padd(const Args<T>& x) {
 
     // 4. The work: T := op(sub(A)) in sub(C)'s layout (redistribute), then the local update of
     // sub(C)'s part of this process (its trapezoid for p?tradd); beta = 0: C is not read.
-    const index_t m_loc = sc->rows.dist.local_size(g.row), n_loc = sc->cols.dist.local_size(g.col);
-    T* c0 = x.c + (m_loc > 0 && n_loc > 0 ? sc->rows.local_offset + sc->cols.local_offset * sc->ld : 0);
-    detail::Buffer<T> tbuf(route == Route::Cala ? m_loc * n_loc : 0);
+    detail::Buffer<T> tbuf;
     if (route == Route::Cala) {
         if (!agreed.cached) grid = &make_grid(ctxt, comm, g, agreed);
         if (speaker) say(cat(call(), "cala: redistribute(", t, ") into sub(C)'s layout, then C := beta*C + alpha*T"));
         const MatrixRef<T> av = view(*grid, *sa, x.a);
-        const MatrixRef<T> tv(*grid, BlockCyclic(sc->rows.dist, sc->cols.dist), tbuf.data(),
-                              std::max<index_t>(m_loc, 1));
+        const MatrixRef<T> tv = workspace(*grid, sc->rows.dist, sc->cols.dist, tbuf);
         const Op op = t == 'N' ? Op::N : t == 'T' ? Op::T : Op::C;
         bool fell_back = false;
         cala_or_scalapack(rout, g, [&] { redistribute(op, av, tv); }, [&] {
@@ -191,18 +188,10 @@ void padd(const Args<T>& x) {
     } else if (speaker) {
         say(cat(call(), "cala: C := beta*C on each process's part (alpha = 0)"));
     }
-    const Dist1D& R = sc->rows.dist;
-    const Dist1D& C = sc->cols.dist;
-    for (index_t jl = 0; jl < n_loc; ++jl) {
-        const index_t j = C.to_global(jl, g.col);
-        for (index_t il = 0; il < m_loc; ++il) {
-            const index_t i = R.to_global(il, g.row);
-            if (K == Kind::Tradd && (u == 'U' ? i > j : i < j)) continue;
-            T& cij = c0[il + jl * sc->ld];
-            const T add = route == Route::Cala ? alpha * tbuf.data()[il + jl * m_loc] : T(0);
-            cij = beta == T(0) ? add : beta * cij + add;
-        }
-    }
+    const index_t t_ld = std::max<index_t>(sc->rows.dist.local_size(g.row), 1);
+    update_local(*sc, g, K == Kind::Tradd ? u : 'A', beta, x.c, [&](index_t il, index_t jl) {
+        return route == Route::Cala ? alpha * tbuf.data()[il + jl * t_ld] : T(0);
+    });
 }
 
 template <class T, Kind K>

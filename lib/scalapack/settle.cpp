@@ -13,7 +13,7 @@ bool foreign_context(const Call& c, int desc_pos, int* info) {
     if (c.verbose)
         say(c.head + "illegal argument, info = " + std::to_string(*info) + ": DESCA context " + std::to_string(c.ctxt) +
             " is not a BLACS grid here");
-    report_illegal(c.ctxt, c.rout, *info, Checker::Scalapack);
+    report_illegal(c.ctxt, c.rout, *info, c.who);
     return true;
 }
 
@@ -26,7 +26,7 @@ const Grid2D* settle(const Call& c, const ArgCheck& chk, Route route, bool layou
     const Agreement agreed =
         agree(comm, c.g, chk.code, layouts, route != Route::Cala || !layouts || grid != nullptr, same);
     if (agreed.code != ArgCheck::kNone) {
-        *info = report_agreed(agreed.code, chk, kElsewhere, c.ctxt, c.rout, speaker, c.head, Checker::Scalapack);
+        *info = report_agreed(agreed.code, chk, kElsewhere, c.ctxt, c.rout, speaker, c.head, c.who);
         return nullptr;
     }
     if (!agreed.cala_layouts) {

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """ScaLAPACK's own PBLAS level-3 tester (Debian's scalapack-mpi-test) on the routines the shim
-exports (p?gemm, p?trsm, p?trmm), through the shim.
+exports (p?gemm, p?trsm, p?trmm, p?geadd, p?tradd; p?symm, p?hemm, p?syrk, p?herk, p?syr2k,
+p?her2k: pblas_sym_cases.py), through the shim.
 
-Writes a P?BLAS3TST.dat that tests only the suite's routines (the others set to F: p?symm,
-p?syrk, p?syr2k, p?hemm, p?herk, p?her2k, p?geadd, p?tradd stay ScaLAPACK's), with the cases
+Writes a P?BLAS3TST.dat that tests only the suite's routines (the others set to F), with the cases
 below (sizes, transposes, sides, triangles, diagonals, offsets, block sizes, source processes,
 first blocks, beta = 0), runs the tester
 under mpiexec.mpich with libcala_scalapack.so preloaded, CALA_VERBOSE=1 and
@@ -12,6 +12,9 @@ CALA_SCALAPACK_THRESHOLD=0, and checks that
   * every case PASSED (none failed or was skipped),
   * every computational call went through cala: one CALA_VERBOSE "-> cala:" line per call, no
     "-> ScaLAPACK" line; the error exits went through the shim too ("illegal argument" lines).
+    For the symmetric routines, the calls a case makes unfit for cala by construction (its
+    `unfit`) go to ScaLAPACK with a "layout cala::... does not take" line: exactly those.
+With --with-plain the same input runs first without the shim and must pass there too.
 
   pblas_tester.py --mpiexec mpiexec.mpich --shim .../libcala_scalapack.so --type d --suite shapes
 """
@@ -23,6 +26,7 @@ import sys
 import tempfile
 
 import mpirun
+import pblas_sym_cases as sym
 
 TESTERS = "/usr/lib/x86_64-linux-gnu/scalapack/mpich-tests/PBLAS"
 
@@ -143,7 +147,9 @@ SCALARS = {"s": ("2.0E0", "3.0E0"), "d": ("2.0D0", "3.0D0"),
 
 def normalize(case):
     """A p?gemm case (transa transb m n k A B C) or a p?trsm/p?trmm case (side uplo transa diag m n
-    A B) as the dat file's columns."""
+    A B) as the dat file's columns (the symmetric routines' cases are already)."""
+    if isinstance(case, dict):
+        return case
     if case[0] == "ADD":
         _, uplo, ta, m, n, a, c = case
         return dict(diag="N", side="L", ta=ta, tb="N", uplo=uplo, m=m, n=n, k=min(1, m, n), mats=(a, c, c))
@@ -196,39 +202,9 @@ def dat_file(t, grids, cases, tested, beta=None):
     return "\n".join(lines) + "\n"
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--mpiexec", required=True)
-    ap.add_argument("--shim", required=True)
-    ap.add_argument("--type", choices="sdcz", default="d")
-    ap.add_argument("--suite", choices=sorted(SUITES), default="shapes")
-    ap.add_argument("--np", type=int, default=4)
-    ap.add_argument("--timeout", type=int, default=300)
-    ap.add_argument("--plain", action="store_true",
-                    help="no shim: ScaLAPACK alone on the same input (the tables of docs/scalapack.md)")
-    args = ap.parse_args()
-
-    t, p = args.type, args.type.upper()
-    grids, cases = SUITES[args.suite]
-    tested = (["GEMM", "TRSM", "TRMM"] if args.suite in TRI_SUITES else
-              ["GEMM", "GEADD", "TRADD"] if args.suite.startswith("add") else ["GEMM"])
-    beta = {"s": "0.0E0", "d": "0.0D0", "c": "(0.0E0, 0.0E0)", "z": "(0.0D0, 0.0D0)"}[t] if args.suite == "beta0" else None
-    tester = os.path.join(TESTERS, f"{t}pb3tst")
-    if not os.path.exists(tester):
-        print(f"SKIP: {tester} not installed (Debian package scalapack-mpi-test)")
-        return 77
-    with tempfile.TemporaryDirectory(prefix="cala_pblas_") as tmp:
-        with open(os.path.join(tmp, f"P{p}BLAS3TST.dat"), "w") as f:
-            f.write(dat_file(t, grids, cases, tested, beta))
-        env = dict(os.environ, OMP_NUM_THREADS="1")
-        cmd = [args.mpiexec, "-n", str(args.np), "-genv", "LD_PRELOAD", os.path.abspath(args.shim),
-               "-genv", "CALA_VERBOSE", "1", "-genv", "CALA_SCALAPACK_THRESHOLD", "0", tester]
-        if args.plain:
-            cmd = [args.mpiexec, "-n", str(args.np), tester]
-            env.pop("LD_PRELOAD", None)
-        print("+ (cd", tmp, "&&", " ".join(cmd) + ")", flush=True)
-        run = mpirun.run(cmd, tmp, env, args.timeout, os.path.basename(tester))
-    out = run.out
+def check_run(args, run, t, grids, cases, tested, plain):
+    """What is wrong with one run of the tester (plain: without the shim); prints the tallies."""
+    p, out = t.upper(), run.out
     errors = []
     # Seen once in ~30 runs (c tri_core, every case PASSED): the ranks hung at exit, after the
     # tester's "End of Tests." and its STOP on every rank (docs/scalapack.md). Such a run is
@@ -262,29 +238,82 @@ def main():
         # a first block wider than the block size that the submatrix starts inside has no cala
         # layout: the shim hands those calls to ScaLAPACK, by design (docs/scalapack.md)
         no_layout = len(re.findall(rf"cala_scalapack: {routine}\(.*-> ScaLAPACK: an operand has no cala layout", out))
+        # the symmetric routines' layouts cala's routine does not take, made so by the case
+        unfit = len(re.findall(rf"cala_scalapack: {routine}\(.*-> ScaLAPACK: a layout cala::\w+ does not take", out))
+        unfit_expected = fitting * sum(1 for c in cases if r in normalize(c).get("unfit", ()))
         if passed_lines != expected:
             errors.append(f"{passed_lines} 'Computational check: {routine} PASSED' lines, expected {expected}")
-        if args.plain:
+        if plain:
             print(f"{routine} ({args.suite}, no shim): {passed_lines} cases PASSED on grids {grids}")
             continue
         # the tester's check of p?trsm calls p?trmm: more p?trmm calls than cases
-        if through_cala + no_layout != expected and not (r == "TRMM" and through_cala + no_layout > expected):
-            errors.append(f"{through_cala} calls went through cala (+ {no_layout} without a cala layout), "
-                          f"expected {expected}")
-        if to_scalapack != no_layout:
-            errors.append(f"{to_scalapack - no_layout} calls went to ScaLAPACK with CALA_SCALAPACK_THRESHOLD=0")
+        taken = through_cala + no_layout + unfit
+        if taken != expected and not (r == "TRMM" and taken > expected):
+            errors.append(f"{through_cala} calls went through cala (+ {no_layout} without a cala layout, "
+                          f"{unfit} in layouts cala's routine does not take), expected {expected}")
+        if unfit != unfit_expected:
+            errors.append(f"{unfit} calls in layouts cala's routine does not take, expected {unfit_expected}")
+        if to_scalapack != no_layout + unfit:
+            errors.append(f"{to_scalapack - no_layout - unfit} calls went to ScaLAPACK with CALA_SCALAPACK_THRESHOLD=0")
         if illegal == 0 or pxerbla == 0:
             errors.append(f"error exits: {illegal} illegal-argument lines from the shim, {pxerbla} PXERBLA lines")
         print(f"{routine} ({args.suite}): {passed_lines} cases PASSED on grids {grids}; {through_cala} calls "
-              f"through cala, {to_scalapack} to ScaLAPACK ({no_layout} without a cala layout); error exits: "
-              f"{illegal} illegal-argument reports from the shim ({pxerbla} PXERBLA lines over all processes)")
-    if errors:
+              f"through cala, {to_scalapack} to ScaLAPACK ({no_layout} without a cala layout, {unfit} in layouts "
+              f"cala's routine does not take); error exits: {illegal} illegal-argument reports from the shim "
+              f"({pxerbla} PXERBLA lines over all processes)")
+    return errors, exit_hang
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mpiexec", required=True)
+    ap.add_argument("--shim", required=True)
+    ap.add_argument("--type", choices="sdcz", default="d")
+    ap.add_argument("--suite", choices=sorted(SUITES) + sorted(sym.SUITES), default="shapes")
+    ap.add_argument("--np", type=int, default=4)
+    ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--plain", action="store_true",
+                    help="no shim: ScaLAPACK alone on the same input (the tables of docs/scalapack.md)")
+    ap.add_argument("--with-plain", action="store_true", help="run --plain first, then through the shim")
+    ap.add_argument("--show", action="store_true", help="print the tester's output even when all passed")
+    args = ap.parse_args()
+
+    t, p = args.type, args.type.upper()
+    zero = {"s": "0.0E0", "d": "0.0D0", "c": "(0.0E0, 0.0E0)", "z": "(0.0D0, 0.0D0)"}[t]
+    if args.suite in sym.SUITES:
+        grids, cases, tested, beta0 = sym.SUITES[args.suite]
+    else:
+        grids, cases = SUITES[args.suite]
+        tested = (["GEMM", "TRSM", "TRMM"] if args.suite in TRI_SUITES else
+                  ["GEMM", "GEADD", "TRADD"] if args.suite.startswith("add") else ["GEMM"])
+        beta0 = args.suite == "beta0"
+    tester = os.path.join(TESTERS, f"{t}pb3tst")
+    if not os.path.exists(tester):
+        print(f"SKIP: {tester} not installed (Debian package scalapack-mpi-test)")
+        return 77
+    errors, exit_hang, out = [], False, ""
+    for plain in ([True, False] if args.with_plain else [args.plain]):
+        with tempfile.TemporaryDirectory(prefix="cala_pblas_") as tmp:
+            with open(os.path.join(tmp, f"P{p}BLAS3TST.dat"), "w") as f:
+                f.write(dat_file(t, grids, cases, tested, zero if beta0 else None))
+            env = dict(os.environ, OMP_NUM_THREADS="1")
+            cmd = [args.mpiexec, "-n", str(args.np), "-genv", "LD_PRELOAD", os.path.abspath(args.shim),
+                   "-genv", "CALA_VERBOSE", "1", "-genv", "CALA_SCALAPACK_THRESHOLD", "0", tester]
+            if plain:
+                cmd = [args.mpiexec, "-n", str(args.np), tester]
+                env.pop("LD_PRELOAD", None)
+            print("+ (cd", tmp, "&&", " ".join(cmd) + ")", flush=True)
+            run = mpirun.run(cmd, tmp, env, args.timeout, os.path.basename(tester))
+        errs, hang = check_run(args, run, t, grids, cases, tested, plain)
+        errors += [("without the shim: " if plain else "") + e for e in errs]
+        exit_hang, out = exit_hang or hang, out + run.out
+    if errors or args.show:
         print(out)
+    if errors:
         print("FAILED:\n  " + "\n  ".join(errors))
         return 1
     if exit_hang:
-        print(f"SKIP: every check passed, then the run hung at exit after the tester's end "
-              f"({run.seconds:.0f} s); the ranks waited in: " + "; ".join(run.where()))
+        print("SKIP: every check passed, then a run hung at exit after the tester's end")
         return 77
     return 0
 
