@@ -5,7 +5,7 @@
 // runtime that prefetches and steals. Local: no MPI.
 //
 // cala::node::gemm -> allocation (lib/node/nrrp.cpp, discretize.cpp) | dmda plan
-//                  -> runtime (lib/node/runtime.cpp) -> kernels::gemm (cpu unit) | Device::gemm
+//                  -> runtime (lib/node/runtime.cpp workers, tiles.cpp, steal.cpp) -> kernels::gemm (cpu unit) | Device::gemm
 
 #include <cstdint>
 #include <span>
