@@ -5,7 +5,8 @@
 // runtime that prefetches and steals. Local: no MPI.
 //
 // cala::node::gemm -> allocation (lib/node/nrrp.cpp, discretize.cpp) | dmda plan
-//                  -> runtime (lib/node/runtime.cpp workers, tiles.cpp, steal.cpp) -> kernels::gemm (cpu unit) | Device::gemm
+//                  -> runtime (lib/node/runtime.cpp, tiles.cpp, steal.cpp)
+//                  -> kernels::gemm (cpu unit) | Device::gemm
 
 #include <cstdint>
 #include <span>
@@ -162,6 +163,12 @@ struct NodeOptions {
     bool record_tasks = false;          ///< fill NodeReport::tasks
     NodeReport* report = nullptr;
 };
+
+/// Per unit (by its place in the list), the UnitStats of every node::gemm of this process since
+/// the last reset, summed (kind and speed: the latest run's). How a caller that runs many local
+/// updates on the node (cala::gemm, cala::potrf with devices) sees what each unit did.
+std::vector<UnitStats> unit_totals();
+void reset_unit_totals();
 
 /// Checks a unit list ("cpu", "host", CUDA ordinals; empty: CALA_DEVICES, else "cpu") and its
 /// speeds (empty: CALA_UNIT_SPEEDS, else all 1) without making any unit; returns the speeds.
