@@ -179,8 +179,8 @@ std::vector<double> check_units(const std::string& units, std::vector<double> sp
 /// allocated by opts.strategy, each unit running its tasks C(i,j) += A(i,l)·B(l,j) with the next
 /// two tasks' inputs prefetched, stealing per the strategy; two tasks of one C tile never run at
 /// once. Local (no communication); C is back in host memory on return. With tracing on
-/// (core/trace), unit u's tasks and C moves land on track u, its A/B prefetches on track
-/// units + u.
+/// (core/trace), unit u's tasks and C moves land on track u (a task it stole from another
+/// unit's list is named "stolen task", the others "task"), its A/B prefetches on track units + u.
 /// @pre sizes >= 0, lds large enough, speeds valid and no more than units, every non-cpu unit
 ///      holds at least three tiles (cala::Error naming the argument; C untouched)
 /// @note beta == 0: C is not read.

@@ -133,7 +133,7 @@ void Engine<T>::compute(int u) {
                                 (static_cast<double>(t_) * static_cast<double>(t_) * static_cast<double>(t_));
             std::this_thread::sleep_until(c0 + std::chrono::duration<double>(cfg_.tile_s * frac / units_[u].speed));
         }
-        if (tr::on()) tr::record(tr::Kind::Gemm, "task", t0ns, tr::now_ns());
+        if (tr::on()) tr::record(tr::Kind::Gemm, t.planned == u ? "task" : "stolen task", t0ns, tr::now_ns());
         lk.lock();
         t.t1 = seconds_since(start_);
         U.st.busy_s += t.t1 - t.t0;
