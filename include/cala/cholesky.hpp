@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cala/gemm.hpp"
 #include "cala/matrix.hpp"
@@ -53,6 +54,17 @@ struct CholeskyOptions {
     PanelMode panel = PanelMode::Shared;
     /// Size of the aggregated panel team (PanelMode::Aggregated); 0: all threads of the rank.
     int panel_threads = 0;
+    /// Units of each step's trailing update on a rank, as GemmOptions::devices (issue 19): a list
+    /// naming more than one kind of unit ("cpu,host", "cpu,0,1") runs the update's off-diagonal
+    /// rectangles on the node (cala/node.hpp: the static allocation over all units, stealing),
+    /// a list of one kind of device ("host", "0,1") on the chunked engine; the panel (potrf,
+    /// trsm: the critical path) and the diagonal tiles (herk) stay on the rank's cores, and
+    /// only the factored triangle is written. No message changes (the tile moves stay inside
+    /// the rank). Empty: CALA_DEVICES; unset too: the rank's cores (OpenMP tasks).
+    std::string devices = {};
+    std::int64_t max_device_bytes = 0;     ///< as GemmOptions::max_device_bytes
+    std::vector<double> unit_speeds = {};  ///< as GemmOptions::unit_speeds (CALA_UNIT_SPEEDS)
+    std::string node_strategy = {};        ///< as GemmOptions::node_strategy (CALA_NODE_STRATEGY)
 };
 
 /// Cholesky factorization of the Hermitian positive definite matrix A (n x n, the `uplo`

@@ -5,7 +5,8 @@
 // runtime that prefetches and steals. Local: no MPI.
 //
 // cala::node::gemm -> allocation (lib/node/nrrp.cpp, discretize.cpp) | dmda plan
-//                  -> runtime (lib/node/runtime.cpp) -> kernels::gemm (cpu unit) | Device::gemm
+//                  -> runtime (lib/node/runtime.cpp, tiles.cpp, steal.cpp)
+//                  -> kernels::gemm (cpu unit) | Device::gemm
 
 #include <cstdint>
 #include <span>
@@ -163,6 +164,12 @@ struct NodeOptions {
     NodeReport* report = nullptr;
 };
 
+/// Per unit (by its place in the list), the UnitStats of every node::gemm of this process since
+/// the last reset, summed (kind and speed: the latest run's). How a caller that runs many local
+/// updates on the node (cala::gemm, cala::potrf with devices) sees what each unit did.
+std::vector<UnitStats> unit_totals();
+void reset_unit_totals();
+
 /// Checks a unit list ("cpu", "host", CUDA ordinals; empty: CALA_DEVICES, else "cpu") and its
 /// speeds (empty: CALA_UNIT_SPEEDS, else all 1) without making any unit; returns the speeds.
 /// Throws cala::Error naming the entry (unknown unit, bad speed, more speeds than units).
@@ -172,8 +179,8 @@ std::vector<double> check_units(const std::string& units, std::vector<double> sp
 /// allocated by opts.strategy, each unit running its tasks C(i,j) += A(i,l)·B(l,j) with the next
 /// two tasks' inputs prefetched, stealing per the strategy; two tasks of one C tile never run at
 /// once. Local (no communication); C is back in host memory on return. With tracing on
-/// (core/trace), unit u's tasks and C moves land on track u, its A/B prefetches on track
-/// units + u.
+/// (core/trace), unit u's tasks and C moves land on track u (a task it stole from another
+/// unit's list is named "stolen task", the others "task"), its A/B prefetches on track units + u.
 /// @pre sizes >= 0, lds large enough, speeds valid and no more than units, every non-cpu unit
 ///      holds at least three tiles (cala::Error naming the argument; C untouched)
 /// @note beta == 0: C is not read.

@@ -4,6 +4,7 @@
 
 #include "cala/cholesky.hpp"
 #include "cala/comm.hpp"
+#include "cala/device.hpp"
 #include "cholesky/geometry.hpp"
 
 namespace cala::detail {
@@ -17,6 +18,9 @@ struct EngineArgs {
     int lookahead = 1;
     PanelMode panel = PanelMode::Single;
     int panel_threads = 0;
+    /// Not null: each step's trailing update (but the lookahead column) runs through these
+    /// units (node_update.hpp); the panel stays on the rank's cores, outside OpenMP tasks.
+    const DeviceGemmOptions* devices = nullptr;
 };
 
 /// Factors the lower triangle held in the local array w (ld ldw, the working layout of a.g on

@@ -1,7 +1,7 @@
 #pragma once
 // The tile geometry of a Cholesky factorization on p x q x h ranks, shared by the engine
-// (lib/cholesky/engine.cpp) and the cost model (lib/cholesky/model.cpp), so that the two walk
-// the same schedule. Pure arithmetic, no MPI.
+// (lib/cholesky/engine.cpp, panel.cpp) and the cost model (lib/cholesky/model.cpp), so that
+// the two walk the same schedule. Pure arithmetic, no MPI.
 //
 // Tiles are the square blocks of the working layout: tile i covers rows and columns
 // [start(i), start(i) + size(i)). Tile (i, j) lives at process row ro(i), column co(j) of every

@@ -70,7 +70,7 @@ LoopTotals engine_cost(const CholGeom& g, int me, int r, int c, bool cplx) {
         }
         if (in_col && !mine.empty()) {
             out.flops += fm * double(g.rows_of(mine)) * b * b;
-            transient = std::max(transient, b * b);  // L(l, l)⁻¹ (engine.cpp, solve_panel)
+            transient = std::max(transient, b * b);  // L(l, l)⁻¹ (panel.cpp, solve_panel)
         }
         const auto [s0, s1] = g.slice(l, me);
         const index_t width = s1 - s0;

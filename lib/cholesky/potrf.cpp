@@ -16,6 +16,7 @@
 #include "gemm/driver.hpp"
 #include "kernels/blas.hpp"
 #include "matrix/redistribute_impl.hpp"
+#include "node/options.hpp"
 
 namespace cala {
 
@@ -40,6 +41,9 @@ std::string check_potrf_options(const CholeskyOptions& o, int nranks) {
     if (o.block_size < 0) return cat("potrf: block_size must be >= 0, got ", o.block_size);
     if (o.memory_limit_bytes < 0) return cat("potrf: memory_limit_bytes must be >= 0, got ", o.memory_limit_bytes);
     if (o.panel_threads < 0) return cat("potrf: panel_threads must be >= 0, got ", o.panel_threads);
+    if (o.max_device_bytes < 0) return cat("potrf: max_device_bytes must be >= 0, got ", o.max_device_bytes);
+    if (std::string e = node::detail::units_error(o.devices, o.unit_speeds, o.node_strategy, "potrf"); !e.empty())
+        return e;
     const auto& g = o.grid3d;
     if (g.p < 0 || g.q < 0 || g.c < 0) return cat("potrf: grid3d must not be negative, got ", g.p, "x", g.q, "x", g.c);
     const bool layered = o.variant == CholeskyVariant::Repl || o.variant == CholeskyVariant::ReplPart;
@@ -74,8 +78,10 @@ std::uint64_t potrf_fingerprint(Uplo uplo, const MatrixRef<T>& a, const Cholesky
     std::uint64_t h = fingerprint(0, &uplo, sizeof uplo);
     h = fingerprint(h, a.layout());
     const std::int64_t opt[] = {static_cast<std::int64_t>(o.variant), o.lookahead, o.grid3d.p, o.grid3d.q, o.grid3d.c,
-                                o.block_size, o.memory_limit_bytes, static_cast<std::int64_t>(o.panel), o.panel_threads};
-    return fingerprint(h, opt, sizeof opt);
+                                o.block_size, o.memory_limit_bytes, static_cast<std::int64_t>(o.panel), o.panel_threads,
+                                o.max_device_bytes};
+    // The units of every rank's updates (a list that differs between ranks: an error on every rank).
+    return node::detail::fingerprint_units(fingerprint(h, opt, sizeof opt), o.devices, o.unit_speeds, o.node_strategy);
 }
 
 // The first failed pivot over all ranks (0: none). Control traffic, like argument agreement.
@@ -87,7 +93,7 @@ index_t agree_info(const Comm& comm, index_t local) {
 }
 
 template <class T>
-index_t run_2d(const CholPlan& plan, const MatrixRef<T>& a, const CholeskyOptions& o) {
+index_t run_2d(const CholPlan& plan, const MatrixRef<T>& a, const CholeskyOptions& o, const DeviceGemmOptions* dev) {
     const Grid2D& g = a.grid();
     EngineArgs args;
     args.g = plan.geom;
@@ -98,6 +104,7 @@ index_t run_2d(const CholPlan& plan, const MatrixRef<T>& a, const CholeskyOption
     args.lookahead = o.lookahead;
     args.panel = o.panel;
     args.panel_threads = o.panel_threads;
+    args.devices = dev;
     if (!plan.convert) return potrf_engine(args, a.data(), a.ld());
     const index_t mloc = plan.work.rows.local_size(g.row()), nloc = plan.work.cols.local_size(g.col());
     const index_t ld = std::max<index_t>(1, mloc);
@@ -110,7 +117,8 @@ index_t run_2d(const CholPlan& plan, const MatrixRef<T>& a, const CholeskyOption
 }
 
 template <class T>
-index_t run_layered(const CholPlan& plan, const MatrixRef<T>& a, const CholeskyOptions& o) {
+index_t run_layered(const CholPlan& plan, const MatrixRef<T>& a, const CholeskyOptions& o,
+                    const DeviceGemmOptions* dev) {
     const Grid3D& g3 = grid3d_for(a.grid(), Shape3{plan.p, plan.q, plan.h});
     const Placement user = placement_of(a.grid(), a.layout());
     const Placement compact = chol_compact_placement(plan);
@@ -151,6 +159,7 @@ index_t run_layered(const CholPlan& plan, const MatrixRef<T>& a, const CholeskyO
         args.lookahead = o.lookahead;
         args.panel = o.panel;
         args.panel_threads = o.panel_threads;
+        args.devices = dev;
         info = potrf_engine(args, w.data(), wld);
         copy_rows(false);
     }
@@ -170,7 +179,12 @@ index_t potrf(Uplo uplo, const MatrixRef<T>& a, const CholeskyOptions& opts) {
     if (a.m() == 0) return 0;
     const CholeskyOptions o = detail::resolve_potrf(uplo, a.layout(), a.grid().order(), opts, sizeof(T), is_complex_v<T>);
     const detail::CholPlan plan = detail::make_chol_plan(uplo, a.layout(), comm.size(), o);
-    const index_t local = plan.h > 1 ? detail::run_layered(plan, a, o) : detail::run_2d(plan, a, o);
+    // The user's unit options (the planner's choice carries only what it plans).
+    DeviceGemmOptions dev;
+    const bool on_dev = node::detail::local_devices(opts.devices, opts.max_device_bytes, opts.unit_speeds,
+                                                    opts.node_strategy, dev);
+    const DeviceGemmOptions* d = on_dev ? &dev : nullptr;
+    const index_t local = plan.h > 1 ? detail::run_layered(plan, a, o, d) : detail::run_2d(plan, a, o, d);
     return detail::agree_info(comm, local);
 }
 

@@ -2,7 +2,6 @@
 
 #include "cala/gemm.hpp"
 
-#include <cstdlib>
 #include <deque>
 #include <map>
 #include <tuple>
@@ -16,6 +15,7 @@
 #include "gemm/driver.hpp"
 #include "gemm/summa3d.hpp"
 #include "model/check.hpp"
+#include "node/options.hpp"
 #include "model/planner.hpp"
 #include "core/workspace.hpp"
 #include "gemm/summa_common.hpp"
@@ -37,16 +37,7 @@ namespace detail {
 // A device list naming several kinds of unit runs on the node: its units and speeds are checked
 // here, on every rank, before any communication.
 std::string gemm_node_error(const GemmOptions& o) {
-    const char* env = std::getenv("CALA_DEVICES");
-    const std::string list = !o.devices.empty() ? o.devices : env != nullptr ? env : "";
-    if (list.empty() || !uses_node(list)) return {};
-    try {
-        node::check_units(list, o.unit_speeds, "gemm");
-        if (!o.node_strategy.empty()) node::parse_strategy(o.node_strategy);
-    } catch (const Error& x) {
-        return x.what();
-    }
-    return {};
+    return node::detail::units_error(o.devices, o.unit_speeds, o.node_strategy, "gemm");
 }
 
 template <class T>
@@ -79,11 +70,7 @@ std::uint64_t gemm_fingerprint(Op op_a, Op op_b, T alpha, const MatrixRef<T>& a,
     h = fingerprint(h, opt, sizeof opt);
     // The units of every rank's local update (a list that differs between ranks is an error on
     // every rank, before any work).
-    const char* env = std::getenv("CALA_DEVICES");
-    const std::string devices = !o.devices.empty() ? o.devices : env != nullptr ? env : "";
-    h = fingerprint(h, devices.data(), devices.size());
-    h = fingerprint(h, o.unit_speeds.data(), o.unit_speeds.size() * sizeof(double));
-    return fingerprint(h, o.node_strategy.data(), o.node_strategy.size());
+    return node::detail::fingerprint_units(h, o.devices, o.unit_speeds, o.node_strategy);
 }
 
 }  // namespace detail

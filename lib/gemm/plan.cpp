@@ -1,7 +1,8 @@
 #include "gemm/plan.hpp"
 
 #include <algorithm>
-#include <cstdlib>
+
+#include "node/options.hpp"
 
 namespace cala::detail {
 
@@ -109,14 +110,7 @@ GemmPlan plan_gemm_2d(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic&
 }
 
 bool gemm_devices(const GemmOptions& opts, DeviceGemmOptions& out) {
-    const char* env = std::getenv("CALA_DEVICES");
-    const std::string list = !opts.devices.empty() ? opts.devices : env != nullptr ? env : "";
-    if (list.empty()) return false;
-    out.devices = list;
-    out.max_device_bytes = opts.max_device_bytes;
-    out.speeds = opts.unit_speeds;
-    out.strategy = opts.node_strategy;
-    return true;
+    return node::detail::local_devices(opts.devices, opts.max_device_bytes, opts.unit_speeds, opts.node_strategy, out);
 }
 
 std::vector<std::pair<index_t, index_t>> panel_groups(const Dist1D& d, index_t width) {

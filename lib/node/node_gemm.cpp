@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <omp.h>
 #include <sstream>
 
@@ -132,6 +133,34 @@ void check_ld(const char* name, index_t ld, index_t rows) {
 
 }  // namespace
 
+namespace {
+std::mutex g_totals_mu;
+std::vector<UnitStats> g_totals;
+
+void add_to_totals(const NodeReport& rep) {
+    std::lock_guard<std::mutex> lk(g_totals_mu);
+    if (g_totals.size() < rep.units.size()) g_totals.resize(rep.units.size());
+    for (std::size_t u = 0; u < rep.units.size(); ++u) {
+        const UnitStats& x = rep.units[u];
+        UnitStats& t = g_totals[u];
+        t.kind = x.kind, t.speed = x.speed;
+        t.tasks += x.tasks, t.stolen += x.stolen, t.tiles_in += x.tiles_in, t.tiles_out += x.tiles_out;
+        t.tiles_d2d += x.tiles_d2d, t.peak_tiles = std::max(t.peak_tiles, x.peak_tiles);
+        t.busy_s += x.busy_s, t.idle_s += x.idle_s;
+    }
+}
+}  // namespace
+
+std::vector<UnitStats> unit_totals() {
+    std::lock_guard<std::mutex> lk(g_totals_mu);
+    return g_totals;
+}
+
+void reset_unit_totals() {
+    std::lock_guard<std::mutex> lk(g_totals_mu);
+    g_totals.clear();
+}
+
 std::vector<double> check_units(const std::string& units_in, std::vector<double> speeds, const char* what) {
     const std::string spec = unit_list(units_in);
     const auto items = split(spec);
@@ -235,6 +264,7 @@ void gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a
     }
     cfg.record = opts.record_tasks;
     detail::run<T>(units, lists, cfg, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, c, ldc, rep);
+    add_to_totals(rep);
     if (opts.report) *opts.report = std::move(rep);
 }
 

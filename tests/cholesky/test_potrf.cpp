@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "support/cholesky.hpp"
 #include "support/helpers.hpp"
 
 using namespace cala;
@@ -36,61 +37,6 @@ struct Spd {
     index_t ld;
 };
 
-// A Hermitian positive definite n x n matrix at (off, off) of a random parent: random entries
-// with a dominant real diagonal. `bad` >= 0 makes the leading minor of order bad+1 fail.
-template <class T>
-std::vector<T> make_spd(std::vector<T> parent, index_t ld, index_t off, index_t n, index_t bad) {
-    auto& g = test::rng();
-    for (index_t j = 0; j < n; ++j)
-        for (index_t i = j; i < n; ++i) {
-            const T v = i == j ? T(real_t<T>(n) + std::abs(test::random_value<real_t<T>>(g))) : test::random_value<T>(g);
-            parent[(off + i) + (off + j) * ld] = v;
-            parent[(off + j) + (off + i) * ld] = conj_if(v, true);
-        }
-    if (bad >= 0) parent[(off + bad) + (off + bad) * ld] = T(-1);
-    return parent;
-}
-
-// ‖A − L·Lᴴ‖_max / (n·‖A‖_max·eps) from the factor in the uplo triangle of `f`.
-template <class T>
-double factor_error(const std::vector<T>& a, const std::vector<T>& f, index_t ld, index_t off, index_t n, Uplo uplo) {
-    using LD = std::conditional_t<is_complex_v<T>, std::complex<long double>, long double>;
-    auto l = [&](index_t i, index_t j) -> LD {  // L(i, j), i >= j
-        if (i < j) return LD(0);
-        const T v = uplo == Uplo::Lower ? f[(off + i) + (off + j) * ld] : conj_if(f[(off + j) + (off + i) * ld], true);
-        return LD(v);
-    };
-    long double err = 0, anorm = 0;
-    for (index_t j = 0; j < n; ++j)
-        for (index_t i = j; i < n; ++i) {
-            LD s = 0;
-            for (index_t k = 0; k <= j; ++k) {
-                if constexpr (is_complex_v<T>) s += l(i, k) * std::conj(l(j, k));
-                else s += l(i, k) * l(j, k);
-            }
-            const LD aij = LD(a[(off + i) + (off + j) * ld]);
-            err = std::max(err, static_cast<long double>(std::abs(aij - s)));
-            anorm = std::max(anorm, static_cast<long double>(std::abs(aij)));
-        }
-    if (n == 0) return 0;
-    return double(err / (n * anorm * eps<T>()));
-}
-
-// Everything outside the uplo triangle of the submatrix is bitwise unchanged.
-template <class T>
-bool rest_untouched(const std::vector<T>& before, const std::vector<T>& after, index_t ld, index_t off, index_t n,
-                    Uplo uplo) {
-    const index_t rows = static_cast<index_t>(before.size()) / std::max<index_t>(ld, 1);
-    for (index_t j = 0; j < rows; ++j)
-        for (index_t i = 0; i < ld; ++i) {
-            const bool inside = i >= off && i < off + n && j >= off && j < off + n;
-            const bool tri = inside && (uplo == Uplo::Lower ? i >= j : i <= j);
-            if (tri) continue;
-            if (std::memcmp(&before[i + j * ld], &after[i + j * ld], sizeof(T)) != 0) return false;
-        }
-    return true;
-}
-
 template <class T>
 void run_case(const Grid2D& grid, const Case& c, Uplo uplo, const CholeskyOptions& opts, index_t bad = -1,
               index_t expect_info = 0) {
@@ -99,7 +45,7 @@ void run_case(const Grid2D& grid, const Case& c, Uplo uplo, const CholeskyOption
     test::randomize(parent.view());
     std::vector<T> g0 = gather(parent.view());
     std::vector<T> spd;
-    if (grid.comm().rank() == 0) spd = make_spd(g0, pn, c.off, c.n, bad);
+    if (grid.comm().rank() == 0) spd = test::make_spd(g0, pn, c.off, c.n, bad);
     scatter(spd.data(), pn, parent.view());
     const MatrixRef<T> a = parent.sub(c.off, c.off, c.n, c.n);
 
@@ -115,8 +61,8 @@ void run_case(const Grid2D& grid, const Case& c, Uplo uplo, const CholeskyOption
     double err = 0;
     bool untouched = true;
     if (grid.comm().rank() == 0 && bad < 0) {
-        err = factor_error(spd, f, pn, c.off, c.n, uplo);
-        untouched = rest_untouched(spd, f, pn, c.off, c.n, uplo);
+        err = test::factor_error(spd, f, pn, c.off, c.n, uplo);
+        untouched = test::rest_untouched(spd, f, pn, c.off, c.n, uplo);
     }
     CAPTURE(c.n);
     CAPTURE(c.mb);

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""scripts/plots on sample cala-bench output (tests/plots/data) and on a synthetic trace: every
+"""scripts/plots on sample cala-bench output (tests/plots/data) and on synthetic traces and
+hetero lines: every
 picture is written as a PNG (signature, non-trivial size) and an SVG (well-formed, with the
 labels the picture must carry), and an input with nothing to draw is an error.
 
@@ -45,6 +46,36 @@ def synthetic_trace(path):
         json.dump({"traceEvents": ev, "displayTimeUnit": "ms"}, f)
 
 
+def synthetic_hetero(path):
+    """The fields scripts/plots hetero reads of cala-bench hetero lines: five strategies of one
+    configuration, made-up numbers, and a line of another bench that is ignored."""
+    with open(path, "w") as f:
+        for i, s in enumerate(["nrrp-rounded-effective", "nrrp-precise-static", "columns-effective", "dmda", "cyclic"]):
+            f.write(json.dumps({"bench": "hetero", "strategy": s, "m": 512, "n": 512, "k": 512, "tile": 128,
+                                "devices": "cpu,host,host,host", "speeds": [1, 4, 4, 8], "runs": 3,
+                                "seconds": 0.2 + 0.05 * i, "best_s": 0.18 + 0.05 * i, "tiles_moved": 150 + 40 * i,
+                                "steals": i}) + "\n")
+        f.write(json.dumps({"bench": "gemm", "m": 512}) + "\n")
+
+
+def synthetic_node_trace(path):
+    """A node runtime trace as cala-bench hetero --trace writes it: units cpu, host, host; unit u's
+    tasks (one stolen by the cpu unit) and C moves on track u, the devices' prefetches on 3 + u."""
+    ev, g = [], 3
+    for u in range(g):
+        t = 0.0
+        for k in range(6):
+            name = "stolen task" if (u, k) == (0, 5) else "task"
+            ev.append({"name": name, "cat": "gemm", "ph": "X", "ts": t, "dur": 40.0, "pid": 0, "tid": u})
+            if u > 0:
+                ev.append({"name": "h2d", "cat": "transfer", "ph": "X", "ts": t + 1, "dur": 3.0, "pid": 0, "tid": u})
+                ev.append({"name": "h2d", "cat": "transfer", "ph": "X", "ts": t + 2, "dur": 5.0, "pid": 0,
+                           "tid": g + u})
+            t += 45
+    with open(path, "w") as f:
+        json.dump({"traceEvents": ev, "displayTimeUnit": "ms"}, f)
+
+
 def run(args, stdin=None):
     return subprocess.run([PLOTS, *args], input=stdin, capture_output=True, text=True, timeout=300)
 
@@ -71,6 +102,9 @@ def main():
     out = tempfile.mkdtemp(prefix="cala_plots.")
     trace = os.path.join(out, "trace.json")
     synthetic_trace(trace)
+    hetero, node_trace = os.path.join(out, "hetero.jsonl"), os.path.join(out, "node_trace.json")
+    synthetic_hetero(hetero)
+    synthetic_node_trace(node_trace)
     d = lambda f: os.path.join(DATA, f)  # noqa: E731
     cases = [  # kind, inputs, labels the SVG must show
         ("rate", [d("gemm.jsonl"), d("potrf.jsonl")], ["ScaLAPACK, 1x2, 1 thr", "cala C, 1x2, 1 thr",
@@ -81,6 +115,10 @@ def main():
         ("roofline", [d("stencil.jsonl")], ["roof: copy", "halo depth s", "model"]),
         ("mw", [d("mw.jsonl")], ["Het", "ODDOML", "predicted"]),
         ("trace", [trace], ["rank 0 / worker 1", "rank 1 / thread 0", "potrf", "bcast", "48 tasks on 4 rows"]),
+        ("hetero", [hetero], ["nrrp-rounded-effective", "dmda", "cyclic", "3 steals", "seconds (median)",
+                              "tiles moved", "best run", "units cpu,host,host,host, speeds 1,4,4,8"]),
+        ("node-trace", [node_trace, "--units", "cpu,host,host"],
+         ["unit 0 (cpu): 1 stolen", "unit 2 (host) prefetch", "stolen task", "18 tasks on 3 units, 1 stolen"]),
     ]
     for kind, inputs, labels in cases:
         base = os.path.join(out, kind)
@@ -105,6 +143,9 @@ def main():
     r = run(["mw", d("stencil.jsonl"), "-o", os.path.join(out, "none")])
     if r.returncode == 0 or "no cala-bench mw line" not in r.stderr:
         failures.append(f"no data: exit {r.returncode}, stderr {r.stderr!r}")
+    r = run(["node-trace", trace, "-o", os.path.join(out, "none")])
+    if r.returncode == 0 or "no node task" not in r.stderr:
+        failures.append(f"node-trace, no node task: exit {r.returncode}, stderr {r.stderr!r}")
     if failures:
         print("FAILED:\n  " + "\n  ".join(failures) + f"\n(pictures kept in {out})")
         return 1

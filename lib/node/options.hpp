@@ -1,0 +1,34 @@
+#pragma once
+// Internal: the unit options an algorithm's local updates share. GemmOptions and CholeskyOptions
+// both carry devices, max_device_bytes, unit_speeds and node_strategy; they are resolved,
+// checked and fingerprinted here, once for every algorithm. A list naming more than one kind of
+// unit ("cpu,host", "cpu,0,1") runs each local update on the node (cala/node.hpp) through
+// cala::device_gemm; a list of one kind of device ("host", "0,1") on the chunked engine.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cala/device.hpp"
+
+namespace cala::node::detail {
+
+/// `devices`, else CALA_DEVICES, else "" (the rank's cores through BLIS).
+std::string resolve_devices(const std::string& devices);
+
+/// The options of the local updates' device_gemm calls; false (out untouched) when the resolved
+/// list is empty.
+bool local_devices(const std::string& devices, std::int64_t max_device_bytes, const std::vector<double>& speeds,
+                   const std::string& strategy, DeviceGemmOptions& out);
+
+/// "" when fine, else the message (starting with `what`) for a resolved list naming more than
+/// one kind of unit whose units, speeds or strategy are bad. Local: the caller agrees it over
+/// its ranks before any communication.
+std::string units_error(const std::string& devices, const std::vector<double>& speeds, const std::string& strategy,
+                        const char* what);
+
+/// h folded with what every rank must pass alike: the resolved list, the speeds, the strategy.
+std::uint64_t fingerprint_units(std::uint64_t h, const std::string& devices, const std::vector<double>& speeds,
+                                const std::string& strategy);
+
+}  // namespace cala::node::detail
