@@ -1,4 +1,4 @@
-/* pdtrsm_, pdposv_, pdsyrk_ or pdsymm_ through the ScaLAPACK ABI, timed: a plain ScaLAPACK
+/* pdtrsm_, pdposv_, pdsyrk_, pdsymm_ or pdgetrf_ through the ScaLAPACK ABI, timed: a plain ScaLAPACK
  * program (it knows nothing of cala) for compare.py, which runs it with the shim preloaded and
  * CALA_SHIM=off (ScaLAPACK's own routine, same process setup) and on (cala's).
  *
@@ -7,7 +7,9 @@
  *   posv: A·X = B, A n x n Hermitian positive definite (lower), B n x nrhs;
  *   syrk: C := X·Xᵀ + C on C's lower triangle, X n x nrhs, C n x n (its upper triangle must stay);
  *   symm: B := S·X + B, S n x n symmetric with its lower triangle stored (NaN above: never read),
- *         X and B n x nrhs.
+ *         X and B n x nrhs;
+ *   getrf: A = P·L·U, A n x n general (ScaLAPACK's pdgetrf_, which calls pdtrsm_ and pdgemm_:
+ *         with the shim preloaded, those go through cala; nrhs is not used).
  * Operands are restored (untimed) before every run. Prints, from process (0, 0), the best time
  * over the runs (the slowest process's), GFLOP/s and a checksum of the result (B, or all of C).
  */
@@ -41,7 +43,9 @@ void pdsymm_(const char*, const char*, const int*, const int*, const double*, co
              const int*, const double*, const int*, const int*, const int*, const double*, double*, const int*,
              const int*, const int*);
 
-enum Routine { TRSM, POSV, SYRK, SYMM };
+void pdgetrf_(const int*, const int*, double*, const int*, const int*, const int*, int*, int*);
+
+enum Routine { TRSM, POSV, SYRK, SYMM, GETRF };
 
 static double entry(unsigned seed, long i, long j) {
     unsigned long h = (unsigned long)seed * 0x9E3779B97F4A7C15ul ^ (unsigned long)i * 0xBF58476D1CE4E5B9ul ^
@@ -61,16 +65,16 @@ static double now(void) {
 int main(int argc, char** argv) {
     int me, nprocs, ctxt, nprow, npcol, myrow, mycol;
     Cblacs_pinfo(&me, &nprocs);
-    const char* names[] = {"trsm", "posv", "syrk", "symm"};
+    const char* names[] = {"trsm", "posv", "syrk", "symm", "getrf"};
     int routine = -1;
-    for (int r = 0; r < 4 && argc > 1; ++r)
+    for (int r = 0; r < 5 && argc > 1; ++r)
         if (strcmp(argv[1], names[r]) == 0) routine = r;
     const int posv = routine == POSV;
     const int n = argc > 2 ? atoi(argv[2]) : 1024, nrhs = argc > 3 ? atoi(argv[3]) : 1024;
     const int nb = argc > 4 ? atoi(argv[4]) : 256, p = argc > 5 ? atoi(argv[5]) : 1, q = argc > 6 ? atoi(argv[6]) : 2;
     const int runs = argc > 7 ? atoi(argv[7]) : 3;
     if (routine < 0 || n < 1 || nrhs < 1 || nb < 1 || p * q > nprocs || runs < 1) {
-        if (me == 0) fprintf(stderr, "usage: %s trsm|posv|syrk|symm n nrhs nb p q runs (p*q <= %d)\n", argv[0], nprocs);
+        if (me == 0) fprintf(stderr, "usage: %s trsm|posv|syrk|symm|getrf n nrhs nb p q runs (p*q <= %d)\n", argv[0], nprocs);
         Cblacs_exit(0);
         return 1;
     }
@@ -92,6 +96,7 @@ int main(int argc, char** argv) {
     double *a0 = malloc(sizeof(double) * asz), *a = malloc(sizeof(double) * asz);
     double *b0 = malloc(sizeof(double) * bsz), *b = malloc(sizeof(double) * bsz);
     double* x = malloc(sizeof(double) * bsz); /* symm's X */
+    int* ipiv = malloc(sizeof(int) * (size_t)(mloc + nb));
     for (int jl = 0; jl < nloc; ++jl) {
         const int jf = jl + 1, j = indxl2g_(&jf, &nb, &mycol, &zero, &npcol) - 1;
         for (int il = 0; il < mloc; ++il) {
@@ -99,7 +104,7 @@ int main(int argc, char** argv) {
             /* lower triangle; diagonal n: well conditioned, and positive definite for posv; syrk's C
                is full (its upper triangle must come back untouched) */
             a0[il + (size_t)jl * lld] = i == j ? (double)n
-                                        : i > j || routine == SYRK ? entry(1, i, j)
+                                        : i > j || routine == SYRK || routine == GETRF ? entry(1, i, j)
                                         : posv ? entry(1, j, i) : NAN;
         }
     }
@@ -120,6 +125,7 @@ int main(int argc, char** argv) {
         const double t0 = now();
         if (posv) pdposv_("L", &n, &nrhs, a, &one, &one, desca, b, &one, &one, descb, &info);
         else if (routine == TRSM) pdtrsm_("L", "L", "N", "N", &n, &nrhs, &alpha, a, &one, &one, desca, b, &one, &one, descb);
+        else if (routine == GETRF) pdgetrf_(&n, &n, a, &one, &one, desca, ipiv, &info);
         else if (routine == SYRK) pdsyrk_("L", "N", &n, &nrhs, &alpha, b, &one, &one, descb, &beta, a, &one, &one, desca);
         else pdsymm_("L", "L", &n, &nrhs, &alpha, a, &one, &one, desca, x, &one, &one, descb, &beta, b, &one, &one, descb);
         Cblacs_barrier(ctxt, "All");
@@ -128,8 +134,9 @@ int main(int argc, char** argv) {
         if (t < best) best = t;
     }
     double sums[2] = {0.0, 0.0};
-    const double* res = routine == SYRK ? a : b; /* the result: C, or B */
-    for (int jl = 0; jl < (routine == SYRK ? nloc : rloc); ++jl) {
+    const int on_a = routine == SYRK || routine == GETRF;
+    const double* res = on_a ? a : b; /* the result: C, the LU factors, or B */
+    for (int jl = 0; jl < (on_a ? nloc : rloc); ++jl) {
         const int jf = jl + 1, j = indxl2g_(&jf, &nb, &mycol, &zero, &npcol) - 1;
         for (int il = 0; il < mloc; ++il) {
             const int i_f = il + 1, i = indxl2g_(&i_f, &nb, &myrow, &zero, &nprow) - 1;
@@ -140,18 +147,20 @@ int main(int argc, char** argv) {
     }
     Cdgsum2d(ctxt, "All", " ", 2, 1, sums, 2, 0, 0);
     /* syrk: n(n+1)·k, LAPACK's count; symm: 2n²·nrhs */
-    const double flops = routine == SYRK   ? n * (n + 1.0) * nrhs
+    const double flops = routine == GETRF  ? 2.0 / 3.0 * n * (double)n * n
+                         : routine == SYRK ? n * (n + 1.0) * nrhs
                          : routine == SYMM ? 2.0 * n * (double)n * nrhs
                                            : (posv ? n * (double)n * n / 3.0 : 0.0) + (posv ? 2.0 : 1.0) * n * (double)n * nrhs;
     if (myrow == 0 && mycol == 0)
         printf("pd%s n=%d nrhs=%d nb=%d grid=%dx%d runs=%d info=%d best_s=%.6f gflops=%.2f checksum=%.15e "
-               "norm2=%.15e\n", names[routine], n, nrhs, nb, nprow, npcol, runs, posv ? info : 0, best,
+               "norm2=%.15e\n", names[routine], n, nrhs, nb, nprow, npcol, runs, posv || routine == GETRF ? info : 0, best,
                flops / best * 1e-9, sums[0], sums[1]);
     free(a0);
     free(a);
     free(b0);
     free(b);
     free(x);
+    free(ipiv);
     Cblacs_gridexit(ctxt);
     Cblacs_exit(0);
     return 0;
