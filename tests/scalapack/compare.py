@@ -18,6 +18,12 @@ tester's "LU Time" (PDGETRF, which calls PDTRSM and PDGEMM).
 
   compare.py --mpiexec mpiexec.mpich --shim build/lib/scalapack/libcala_scalapack.so \
              --exe build/tests/scalapack/scalapack_dropin --n 4096 --nb 256 --grid 1x2 --rounds 3
+
+gemm only: --shape MxNxK multiplies rectangles (C m x n, inner dimension k) instead of n x n x n;
+--reference build/bench/cala-bench also runs, each round, `cala-bench gemm` on the same m, n, k,
+nb, grid and threads and reads its concurrent BLAS reference (every rank's local product
+m_loc x n_loc x k at once, the rate of the whole machine, issue 18): the efficiency printed is
+cala's best GFLOP/s through the ABI over the median of those references.
 """
 
 import argparse
@@ -59,6 +65,8 @@ def main():
     ap.add_argument("--routine", choices=["gemm", "trsm", "posv", "syrk", "symm", "getrf", "lu-tester"], default="gemm")
     ap.add_argument("--nrhs", type=int, default=4096, help="columns of B (trsm, posv, symm), of A (syrk)")
     ap.add_argument("--n", type=int, default=4096)
+    ap.add_argument("--shape", help="gemm: MxNxK (C m x n, inner dimension k) instead of n x n x n")
+    ap.add_argument("--reference", metavar="CALA_BENCH", help="gemm: cala-bench, for the concurrent BLAS reference")
     ap.add_argument("--nb", type=int, default=256)
     ap.add_argument("--grid", default="1x2")
     ap.add_argument("--order", default="R")
@@ -68,7 +76,8 @@ def main():
     ap.add_argument("--plain", metavar="BLIS_ARCH_TYPE", help="also run without the shim, with this BLIS_ARCH_TYPE")
     args = ap.parse_args()
     p, q = (int(x) for x in args.grid.split("x"))
-    prog = [args.exe, str(args.n), str(args.nb), str(p), str(q), args.order, str(args.runs)]
+    shape = args.shape or f"{args.n}x{args.n}x{args.n}"
+    prog = [args.exe, shape, str(args.nb), str(p), str(q), args.order, str(args.runs)]
     configs = {
         "scalapack": ["-genv", "LD_PRELOAD", os.path.abspath(args.shim), "-genv", "CALA_SCALAPACK_THRESHOLD", "1e30"],
         "cala": ["-genv", "LD_PRELOAD", os.path.abspath(args.shim), "-genv", "CALA_SCALAPACK_THRESHOLD", "0"],
@@ -87,7 +96,7 @@ def main():
                            "-genv", "CALA_SCALAPACK_THRESHOLD", "0"]
     if args.plain is not None:
         configs["plain"] = ["-genv", "BLIS_ARCH_TYPE", args.plain]
-    best = {}
+    best, refs, best_gflops = {}, [], 0.0
     for r in range(args.rounds):
         for name, extra in configs.items():
             env = dict(os.environ, OMP_NUM_THREADS=args.threads)
@@ -107,14 +116,37 @@ def main():
                     print(out)
                     return 1
                 t, gf, check = float(m.group(1)), m.group(2), m.group(3)
-            print(f'{{"routine":"{args.routine}","round":{r},"config":"{name}","n":{args.n},"nb":{args.nb},'
+            print(f'{{"routine":"{args.routine}","round":{r},"config":"{name}","n":{args.n},"shape":"{shape}","nb":{args.nb},'
                   f'"grid":"{args.grid}","threads":{args.threads},"best_s":{t},"gflops":{gf},"checksum":{check}}}',
                   flush=True)
             best[name] = min(best.get(name, 1e300), t)
+            if name == "cala":
+                best_gflops = max(best_gflops, float(gf))
+        if args.reference and args.routine == "gemm":
+            refs.append(blas_reference(args, shape, p, q))
+            print(f'{{"routine":"reference","round":{r},"shape":"{shape}","nb":{args.nb},"grid":"{args.grid}",'
+                  f'"threads":{args.threads},"blas_gflops":{refs[-1]}}}', flush=True)
     ratio = best["scalapack"] / best["cala"]
     print(f"best ScaLAPACK {best['scalapack']:.4f} s, best cala {best['cala']:.4f} s: cala is {ratio:.2f}x "
           f"ScaLAPACK's own ({args.routine})" + (f"; without the shim {best['plain']:.4f} s" if "plain" in best else ""))
+    if refs:
+        ref = sorted(refs)[len(refs) // 2]
+        print(f"concurrent BLAS reference {ref:.1f} GF/s (median of {len(refs)}): cala through the ABI at "
+              f"{best_gflops:.1f} GF/s, efficiency {best_gflops / ref:.3f}")
     return 0
+
+
+def blas_reference(args, shape, p, q):
+    """cala-bench gemm's concurrent reference rate (GFLOP/s) for this product on this grid."""
+    m, n, k = shape.split("x")
+    env = dict(os.environ, OMP_NUM_THREADS=args.threads)
+    env.pop("LD_PRELOAD", None)
+    cmd = [args.mpiexec, "-n", str(p * q), "-genv", "OMP_NUM_THREADS", args.threads, args.reference, "--json",
+           "gemm", "--m", m, "--n", n, "--k", k, "--nb", str(args.nb), "--grid", f"{p}x{q}",
+           "--threads", args.threads, "--runs", "1"]
+    out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                         check=True).stdout
+    return float(re.search(r'"blas_gflops":([0-9.eE+-]+)', out).group(1))
 
 
 if __name__ == "__main__":

@@ -65,6 +65,14 @@ def main():
             errors.append(f"{what}: checksum {got} differs from ScaLAPACK's {base}")
         if not re.search(r"cala_scalapack: PDGEMM\(N,N\) m=300 .*-> cala:", out):
             errors.append(f"{what}: no CALA_VERBOSE line saying the call went through cala")
+    for shape, nb, p, q in (("150x70x90", 16, 2, 2), ("40x130x300", 7, 1, 3), ("260x30x50", 9, 3, 1)):
+        rect_base, _ = run(args, 4, [shape, nb, p, q, "R", 1])
+        got, out = run(args, 4, [shape, nb, p, q, "R", 1], shim=True, threshold=0)
+        m_, n_, k_ = shape.split("x")
+        if not close(got, rect_base):
+            errors.append(f"{shape} nb={nb} on {p}x{q}: checksum {got} differs from ScaLAPACK's {rect_base}")
+        if not re.search(rf"cala_scalapack: PDGEMM\(N,N\) m={m_} n={n_} k={k_} .*-> cala:", out):
+            errors.append(f"{shape} nb={nb} on {p}x{q}: no CALA_VERBOSE line saying the call went through cala")
     small_base, _ = run(args, 4, [100, 16, 2, 2, "R", 2])
     small, out = run(args, 4, [100, 16, 2, 2, "R", 2], shim=True)
     if not close(small, small_base):
@@ -94,7 +102,7 @@ def main():
     if errors:
         print("FAILED:\n  " + "\n  ".join(errors))
         return 1
-    print("drop-in: same checksum without the shim and with it (row-, column-major, sub-grid, threshold); "
+    print("drop-in: same checksum without the shim and with it (row-, column-major, sub-grid, rectangles, threshold); "
           "CALA_SHIM off, log and an unknown value")
     return 0
 
