@@ -18,9 +18,15 @@ namespace cala::scalapack {
 
 /// decide_symmetric with CALA_SHIM_SYMMETRIC and the planner's machine constants; the route and
 /// the predictions go to CALA_SHIM=log's line (note_call). Local, the same on every process.
+/// A cala::Error from the model (the same on every process) leaves the call on 2DBC, saying why.
 inline SymDecision route_call(const SymProblem& p) {
     const SymForce force = symmetric_force();
-    SymDecision d = decide_symmetric(p, force, MachineModel::from_env());
+    SymDecision d;
+    try {
+        d = decide_symmetric(p, force, MachineModel::from_env());
+    } catch (const Error& e) {
+        d = SymDecision{{SymCandidate{}}, 0, force, std::string("the model failed (") + e.what() + "): 2dbc"};
+    }
     note_call(d.describe());
     return d;
 }

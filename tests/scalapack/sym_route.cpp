@@ -1,6 +1,6 @@
 // p?symm_, p?hemm_, p?syrk_, p?herk_ through the ABI (linked before -lscalapack-mpich) on every
-// route CALA_SHIM_SYMMETRIC can force (auto, 2dbc, sbc, tbc; auto once more on smaller blocks) on the squarest grid of the world's
-// ranks. Each call, on every rank:
+// route CALA_SHIM_SYMMETRIC can force (auto, 2dbc, sbc, tbc; auto once more on smaller blocks),
+// on the squarest grid of the world's ranks. Each call, on every rank:
 //   * the result equals a sequential reference within a componentwise (k + 2)·eps bound, with
 //     A's unused triangle NaN (not read), hemm's diagonal imaginary parts rogue (taken as zero);
 //   * beta = 0 with NaN in sub(C): C not read; everything outside what the routine writes (the
@@ -160,7 +160,8 @@ void run_case(int ctxt, bool rank_k, char side, char uplo, char trans, bool zero
     const double ralpha = 1.5, rbeta = zero_beta ? 0.0 : 0.5;  // p?herk's real scalars
 
     SymProblem prob;
-    prob.rank_k = rank_k, prob.side = left ? Side::Left : Side::Right, prob.uplo = uplo == 'L' ? Uplo::Lower : Uplo::Upper;
+    prob.rank_k = rank_k, prob.side = left ? Side::Left : Side::Right;
+    prob.uplo = uplo == 'L' ? Uplo::Lower : Uplo::Upper;
     prob.op = notran ? Op::N : cplx ? Op::C : Op::T;
     prob.a = rank_k ? A.sub(IA - 1, IA - 1, notran ? cm : N, notran ? N : cm) : A.sub(IA - 1, IA - 1, ka, ka);
     prob.b = B.sub(IB - 1, JB - 1, cm, cn);
@@ -220,19 +221,17 @@ void run_case(int ctxt, bool rank_k, char side, char uplo, char trans, bool zero
     check(untouched, "entries outside what the routine writes untouched", name);
     check(moved.words() == model.words, "words moved == model of the route", name);
     check(moved.msgs() == model.msgs, "messages == model of the route", name);
-    const bool fits = force == SymForce::Auto || force == SymForce::TwoD ||
-                      (uplo == 'L' && d.candidates.size() > 1 &&
-                       [&] {
-                           for (std::size_t i = 1; i < d.candidates.size(); ++i)
-                               if ((d.candidates[i].layout->kind == cala::SymmetricKind::TBC) == (force == SymForce::Tbc))
-                                   return true;
-                           return false;
-                       }());
+    // a forced kind runs where a layout of that kind is a candidate (it fits P, UPLO = L)
+    auto of_kind = [&](const SymCandidate& x) {
+        return x.layout && (x.layout->kind == cala::SymmetricKind::TBC) == (force == SymForce::Tbc);
+    };
+    bool fits = false;
+    for (const SymCandidate& x : d.candidates) fits = fits || of_kind(x);
     const bool symmetric = d.pick().layout.has_value();
-    const bool want = force == SymForce::Auto ? d.chosen == 0 || d.pick().seconds < d.candidates[0].seconds
+    const bool want = force == SymForce::Auto   ? d.chosen == 0 || d.pick().seconds < d.candidates[0].seconds
                       : force == SymForce::TwoD ? !symmetric
-                      : fits ? symmetric && (d.pick().layout->kind == cala::SymmetricKind::TBC) == (force == SymForce::Tbc)
-                             : !symmetric && !d.note.empty();
+                      : fits                    ? of_kind(d.pick())
+                                                : !symmetric && !d.note.empty();
     check(want, "the route the force and the model ask for", name);
 }
 

@@ -80,7 +80,8 @@ TEST_CASE("the decision is deterministic and picks the lowest prediction, 2DBC o
 
         REQUIRE(d1.candidates.size() >= 2);  // every count above fits a pattern
         CHECK(d1.candidates.size() == d2.candidates.size());
-        for (std::size_t i = 0; i < d1.candidates.size(); ++i) CHECK(d1.candidates[i].seconds == d2.candidates[i].seconds);
+        for (std::size_t i = 0; i < d1.candidates.size(); ++i)
+            CHECK(d1.candidates[i].seconds == d2.candidates[i].seconds);
         CHECK(d1.chosen == d2.chosen);
         CHECK(d1.chosen == argmin(d1));
         CHECK(d1.describe() == d2.describe());
