@@ -3,8 +3,10 @@
 // entry (Fortran ABI) -> check the arguments as PBLAS does (descriptor) -> agree over the BLACS
 // grid (settle, context) -> route: nothing | C := beta·C locally (alpha = 0) | ScaLAPACK (small, no cala
 // layout, or layouts cala::symm does not take) | cala::symm / cala::hemm (lib/symm: stationary A,
-// B's block rows broadcast over row sets, partial C summed at its owner) on MatrixRefs over the
-// user's arrays, sub(B) first redistributed (matrix/) into sub(C)'s layout where the two differ.
+// B's block rows broadcast over row sets, partial C summed at its owner) either on MatrixRefs over
+// the user's arrays, sub(B) first redistributed (matrix/) into sub(C)'s layout where the two
+// differ, or on a symmetric layout (SBC/TBC) the operands are redistributed onto and C back from:
+// the cost model picks (sym_route, sym_run; CALA_SHIM_SYMMETRIC forces one).
 //
 //   p?symm_ / p?hemm_ (SIDE, UPLO, M, N, ALPHA, A, IA, JA, DESCA, B, IB, JB, DESCB, BETA, C, IC, JC, DESCC)
 //
@@ -28,6 +30,8 @@
 #include "scalapack/descriptor.hpp"
 #include "scalapack/report.hpp"
 #include "scalapack/settle.hpp"
+#include "scalapack/sym_route.hpp"
+#include "scalapack/sym_run.hpp"
 #include "scalapack/view.hpp"
 
 namespace cala::scalapack {
@@ -176,14 +180,25 @@ void psymm(const Args<T>& x) {
         return;
     }
     const MatrixRef<T> av = view(*grid, *sa, x.a), bv = view(*grid, *sb, x.b), cv = view(*grid, *sc, x.c);
-    const bool move_b = !(bv.layout() == cv.layout());
-    if (c.speaker())
-        say(cat(c.head, "cala: ", fn, move_b ? " (B redistributed into C's layout)" : "", ", nb=", sa->rows.dist.nb));
     const Side side = left ? Side::Left : Side::Right;
     const Uplo uplo = u == 'L' ? Uplo::Lower : Uplo::Upper;
+    // 4. In place on 2DBC, or through a symmetric layout (sym_route.hpp): the model decides.
+    const SymProblem prob{false, side, uplo, Op::N, av.layout(), bv.layout(), cv.layout(), beta == T(0),
+                          grid->order(), sizeof(T), is_complex_v<T>};
+    const SymDecision d = route_call(prob);
+    const bool move_b = !(bv.layout() == cv.layout());
+    if (c.speaker())
+        say(cat(c.head, "cala: ", fn, d.pick().layout ? " on a symmetric layout" : "",
+                move_b && !d.pick().layout ? " (B redistributed into C's layout)" : "", ", nb=", sa->rows.dist.nb, ", ",
+                d.describe()));
     cala_or_scalapack(
         rout, g,
         [&] {
+            if (d.pick().layout) {
+                symm_on_pattern<T, K == Kind::Hemm>(*grid, symmetric_layouts(prob, *d.pick().layout), side, alpha, av,
+                                                    bv, beta, cv);
+                return;
+            }
             detail::Buffer<T> wbuf;
             MatrixRef<T> b_in = bv;
             if (move_b) {

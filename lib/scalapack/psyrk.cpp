@@ -4,7 +4,9 @@
 // grid (settle, context) -> route: nothing | C's triangle := beta·C locally (alpha = 0 or k = 0) |
 // ScaLAPACK (small, or no cala layout) |
 //   p?syrk/p?herk: cala::syrk / cala::herk (lib/symm) on sub(A) in place, or on op(sub(A))
-//     redistributed (matrix/) into a workspace whose rows are distributed like sub(C)'s;
+//     redistributed (matrix/) into a workspace whose rows are distributed like sub(C)'s, or on a
+//     symmetric layout (SBC/TBC) op(A) and sub(C) are redistributed onto and C's lower tiles
+//     back from: the cost model picks (sym_route, sym_run; CALA_SHIM_SYMMETRIC forces one);
 //   p?syr2k/p?her2k (cala has no syr2k): W := alpha·op(A)·op(B)ᵀ (ᴴ) by cala::gemm (gemm/) in
 //     sub(C)'s layout, V := Wᵀ (Wᴴ) by redistribute, then C's triangle := beta·C + W + V on
 //     each process's part. Since (alpha·op(A)·op(B)ᴴ)ᴴ = conj(alpha)·op(B)·op(A)ᴴ this is her2k's
@@ -29,6 +31,8 @@
 #include "scalapack/descriptor.hpp"
 #include "scalapack/report.hpp"
 #include "scalapack/settle.hpp"
+#include "scalapack/sym_route.hpp"
+#include "scalapack/sym_run.hpp"
 #include "scalapack/view.hpp"
 
 namespace cala::scalapack {
@@ -215,13 +219,31 @@ void psyrk(const Args<T>& x) {
     }
     const MatrixRef<T> av = view(*grid, *sa, x.a), cv = view(*grid, *sc, x.c);
     if constexpr (!rank2(K)) {
+        // In place on 2DBC, or through a symmetric layout (sym_route.hpp): the model decides.
+        const Op op = notran ? Op::N : hermitian(K) ? Op::C : Op::T;
+        const SymProblem prob{true, Side::Left, u == 'L' ? Uplo::Lower : Uplo::Upper, op, av.layout(), {},
+                              cv.layout(), beta == T(0), grid->order(), sizeof(T), is_complex_v<T>};
+        const SymDecision d = route_call(prob);
         if (c.speaker()) {
-            const bool moved = !notran || !(sa->rows.dist == sc->rows.dist);
-            say(cat(c.head, "cala: ", hermitian(K) ? "herk" : "syrk",
-                    moved ? " on op(A) redistributed into rows like C's" : " (A in place)", ", nb=", sc->rows.dist.nb));
+            const char* on = d.pick().layout ? " on a symmetric layout"
+                             : prob.moves_a_2dbc() ? " on op(A) redistributed into rows like C's"
+                                                   : " (A in place)";
+            say(cat(c.head, "cala: ", hermitian(K) ? "herk" : "syrk", on, ", nb=", sc->rows.dist.nb, ", ",
+                    d.describe()));
         }
-        cala_or_scalapack(rout, g, [&] { rank_k<T, K>(*grid, g, u, t, k, alpha, beta, av, cv); },
-                          [&] { call_scalapack<T, K>(x); });
+        cala_or_scalapack(
+            rout, g,
+            [&] {
+                if (!d.pick().layout) return rank_k<T, K>(*grid, g, u, t, k, alpha, beta, av, cv);
+                detail::Buffer<T> wbuf;
+                MatrixRef<T> w = av;
+                if (!notran) {
+                    w = workspace(*grid, prob.workspace().rows, prob.workspace().cols, wbuf);
+                    redistribute(op, av, w);
+                }
+                syrk_on_pattern<T, hermitian(K)>(*grid, symmetric_layouts(prob, *d.pick().layout), alpha, w, beta, cv);
+            },
+            [&] { call_scalapack<T, K>(x); });
     } else {
         if (c.speaker())
             say(cat(c.head, "cala: W := alpha*op(A)*op(B)", hermitian(K) ? "^H" : "^T", " (gemm) in C's layout, ",

@@ -38,10 +38,13 @@ void* real_symbol(const char* name) { return dlsym(RTLD_NEXT, name); }
 
 namespace {
 thread_local Ran g_ran = Ran::Cala;
+thread_local std::string g_note;
 }  // namespace
 
 void mark_ran(Ran r) noexcept { g_ran = r; }
 Ran ran() noexcept { return g_ran; }
+void note_call(std::string text) { g_note = std::move(text); }
+const std::string& call_note() noexcept { return g_note; }
 
 void log_call(const char* rout, const std::string& sizes, Ran who, double seconds, std::int64_t words) {
     int init = 0, rank = 0;
@@ -52,7 +55,9 @@ void log_call(const char* rout, const std::string& sizes, Ran who, double second
     char tail[96];
     if (who == Ran::Cala) std::snprintf(tail, sizeof tail, "s=%.6f words=%lld", seconds, static_cast<long long>(words));
     else std::snprintf(tail, sizeof tail, "s=%.6f words=-", seconds);
-    std::fprintf(stderr, "cala_scalapack log: %s %s ran=%s %s\n", rout, sizes.c_str(), by, tail);
+    const std::string& note = call_note();
+    std::fprintf(stderr, "cala_scalapack log: %s %s ran=%s %s%s%s\n", rout, sizes.c_str(), by, tail,
+                 note.empty() ? "" : " ", note.c_str());
     std::fflush(stderr);
 }
 

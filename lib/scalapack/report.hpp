@@ -105,10 +105,14 @@ void cala_or_scalapack(const char* rout, const GridPos& g, Cala&& run, Scalapack
 enum class Ran { Cala, Scalapack, Illegal };
 void mark_ran(Ran r) noexcept;
 Ran ran() noexcept;
+/// What CALA_SHIM=log adds to the current call's line (the symmetric routines' route and its
+/// predictions); cleared when a call starts. Per thread.
+void note_call(std::string text);
+const std::string& call_note() noexcept;
 
 /// CALA_SHIM=log's line for one call on MPI_COMM_WORLD rank 0 (stderr): "cala_scalapack log:
 /// PDTRSM side=L ... ran=cala s=0.0123 words=4096" (words: cala's traffic counters on rank 0,
-/// "-" when ScaLAPACK ran: its traffic is not counted).
+/// "-" when ScaLAPACK ran: its traffic is not counted), then call_note() if any.
 void log_call(const char* rout, const std::string& sizes, Ran who, double seconds, std::int64_t words);
 
 /// The C boundary of an entry point: runs f, and says what it throws instead of letting it
@@ -133,6 +137,7 @@ void run_entry(const char* rout, Sizes&& sizes, Cala&& cala, Scalapack&& scalapa
     if (s.mode == Mode::Off) return guarded(rout, scalapack);
     if (s.mode == Mode::On) return guarded(rout, cala);
     mark_ran(Ran::Cala);
+    note_call({});
     const double t0 = MPI_Wtime();
     const std::int64_t w0 = traffic().words();
     guarded(rout, cala);

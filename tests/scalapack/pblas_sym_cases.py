@@ -112,4 +112,8 @@ SUITES = {
     "sym_core": ([(2, 2)], [c for i, c in enumerate(GRIDS_CORE) if i not in (2, 5)], ALL_REAL, False),
     # c, z: the Hermitian ones (TRANS N or C) on 2 x 2
     "herm_core": ([(2, 2)], [c for i, c in enumerate(CORE_C) if i not in (2, 5)], ALL_HERM, False),
+    # d p?symm and p?syrk on a 2 x 3 grid (6 ranks: extended SBC r = 4, TBC c = 2), run with a
+    # route forced (pblas_tester.py --symmetric): the UPLO = L cases go through the pattern, the
+    # UPLO = U one stays on 2DBC, the unfit one goes to ScaLAPACK
+    "sym_route6": ([(2, 3)], [GRIDS_CORE[i] for i in (2, 3, 6, 7, 0, 9)], ["SYMM", "SYRK"], False),
 }

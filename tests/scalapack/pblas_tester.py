@@ -276,6 +276,8 @@ def main():
                     help="no shim: ScaLAPACK alone on the same input (the tables of docs/scalapack.md)")
     ap.add_argument("--with-plain", action="store_true", help="run --plain first, then through the shim")
     ap.add_argument("--show", action="store_true", help="print the tester's output even when all passed")
+    ap.add_argument("--symmetric", choices=["auto", "2dbc", "sbc", "tbc"],
+                    help="CALA_SHIM_SYMMETRIC for the shim's run; sbc/tbc: some p?symm/p?syrk calls must run on it")
     args = ap.parse_args()
 
     t, p = args.type, args.type.upper()
@@ -298,13 +300,22 @@ def main():
                 f.write(dat_file(t, grids, cases, tested, zero if beta0 else None))
             env = dict(os.environ, OMP_NUM_THREADS="1")
             cmd = [args.mpiexec, "-n", str(args.np), "-genv", "LD_PRELOAD", os.path.abspath(args.shim),
-                   "-genv", "CALA_VERBOSE", "1", "-genv", "CALA_SCALAPACK_THRESHOLD", "0", tester]
+                   "-genv", "CALA_VERBOSE", "1", "-genv", "CALA_SCALAPACK_THRESHOLD", "0"] + (
+                   ["-genv", "CALA_SHIM_SYMMETRIC", args.symmetric] if args.symmetric else []) + [tester]
             if plain:
                 cmd = [args.mpiexec, "-n", str(args.np), tester]
                 env.pop("LD_PRELOAD", None)
             print("+ (cd", tmp, "&&", " ".join(cmd) + ")", flush=True)
             run = mpirun.run(cmd, tmp, env, args.timeout, os.path.basename(tester))
         errs, hang = check_run(args, run, t, grids, cases, tested, plain)
+        if not plain and args.symmetric in ("sbc", "tbc"):
+            # the verbose lines name the route: with UPLO = L on a grid a pattern fits, the forced one
+            for r in tested:
+                lines = re.findall(rf"cala_scalapack: P{p}{r}\(.*-> cala:.*route=(\S+)", run.out)
+                on = sum(1 for x in lines if x.startswith(args.symmetric))
+                print(f"P{p}{r}: {on} of {len(lines)} calls through cala ran on {args.symmetric} (CALA_SHIM_SYMMETRIC)")
+                if on == 0:
+                    errs.append(f"no P{p}{r} call ran on the forced {args.symmetric} layout")
         errors += [("without the shim: " if plain else "") + e for e in errs]
         exit_hang, out = exit_hang or hang, out + run.out
     if errors or args.show:
