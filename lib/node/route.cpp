@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "device/device.hpp"
+#include "node/runtime.hpp"
 
 namespace cala::node::detail {
 
@@ -33,6 +34,7 @@ void device_gemm_on_node(Op op_a, Op op_b, index_t m, index_t n, index_t k, T al
     NodeOptions no;
     no.units = spec;
     no.speeds = check_units(spec, opts.speeds, "device_gemm");
+    const bool given = speeds_given(opts.speeds);
     std::string strategy = opts.strategy;
     if (strategy.empty()) {
         const char* env = std::getenv("CALA_NODE_STRATEGY");
@@ -52,6 +54,13 @@ void device_gemm_on_node(Op op_a, Op op_b, index_t m, index_t n, index_t k, T al
     index_t t = opts.tile > 0 ? opts.tile : index_t{256};
     if (opts.tile <= 0 && min_budget > 0)
         while (t > 1 && 6 * static_cast<std::int64_t>(sizeof(T)) * t * t > min_budget) --t;
+    if (!given && items.size() > 1) {  // at the nominal tile: one calibration for calls of any size
+        NodeOptions co;
+        co.units = spec, co.tile = t, co.max_device_bytes = opts.max_device_bytes;
+        while (min_budget > 0 && co.tile > 1 && 3 * static_cast<std::int64_t>(sizeof(double)) * co.tile * co.tile > min_budget)
+            --co.tile;
+        no.speeds = calibrate(co);
+    }
     t = std::max<index_t>(1, std::min(t, std::max({m, n, k})));
     no.tile = t;
     no.max_device_bytes = opts.max_device_bytes;
