@@ -12,6 +12,8 @@
 #include "core/check.hpp"
 #include "model/check.hpp"
 #include "model/costs.hpp"
+#include "node/options.hpp"
+#include "node/route.hpp"
 
 namespace cala {
 
@@ -36,7 +38,12 @@ struct LoopTotals {
     std::int64_t buffers = 0;
 };
 
-LoopTotals engine_cost(const CholGeom& g, int me, int r, int c, bool cplx) {
+// With devices (EngineArgs::devices), each step's update holds L(j, l) of my columns j > l
+// stacked (engine.cpp, update_on_node) and the units' memory of its device_gemm calls, at most
+// that of one call over all my rows at or below the first such column (node/route.hpp); added to
+// the step's peak, in elements of `elem` bytes.
+LoopTotals engine_cost(const CholGeom& g, int me, int r, int c, bool cplx, const DeviceGemmOptions* dev = nullptr,
+                       std::size_t elem = 8) {
     LoopTotals out;
     Tally& t = out.t;
     const int h = g.h, p = g.p(), q = g.q();
@@ -121,10 +128,22 @@ LoopTotals engine_cost(const CholGeom& g, int me, int r, int c, bool cplx) {
                 else out.flops += fm * 2.0 * below * bj * width;
             }
         }
+        std::int64_t node = 0;
+        if (dev != nullptr && width > 0) {
+            index_t ncols = 0, j0 = -1, mrows = 0;
+            for (index_t j = l + 1; j < g.mt(); ++j)
+                if (g.co(j) == c) ncols += g.size(j), j0 = j0 < 0 ? j : j0;
+            for (index_t i = std::max<index_t>(j0, 0); j0 >= 0 && i < g.mt(); ++i)
+                if (g.ro(i) == r) mrows += g.size(i);
+            if (mrows > 0) {
+                const std::int64_t e = static_cast<std::int64_t>(elem);
+                node = ncols * width + (node::detail::device_workspace_bound(*dev, mrows, ncols, width, elem) + e - 1) / e;
+            }
+        }
         // Three steps' panels are alive at once (panel l+1 is built while step l-1's update
         // tasks may still read panel l-1), plus this step's transient buffers.
         panel_peak[l % 3] = panel;
-        out.buffers = std::max(out.buffers, panel_peak[0] + panel_peak[1] + panel_peak[2] + transient + step_buf);
+        out.buffers = std::max(out.buffers, panel_peak[0] + panel_peak[1] + panel_peak[2] + transient + step_buf + node);
     }
     return out;
 }
@@ -133,7 +152,7 @@ LoopTotals engine_cost(const CholGeom& g, int me, int r, int c, bool cplx) {
 }  // namespace
 
 Cost potrf_plan_cost(const CholPlan& plan, Uplo uplo, const BlockCyclic& a, GridOrder order, int rank,
-                     std::size_t elem, bool cplx) {
+                     std::size_t elem, bool cplx, const DeviceGemmOptions* dev = nullptr) {
     (void)uplo;
     Cost cost;
     std::int64_t convert_words = 0, convert_recv = 0, convert_msgs = 0, convert_store = 0, redist_peak = 0;
@@ -175,7 +194,7 @@ Cost potrf_plan_cost(const CholPlan& plan, Uplo uplo, const BlockCyclic& a, Grid
     cost.msgs = convert_msgs;
     std::int64_t peak = convert_store + redist_peak;
     if (active) {
-        const LoopTotals lt = engine_cost(plan.geom, me, r, c, cplx);
+        const LoopTotals lt = engine_cost(plan.geom, me, r, c, cplx, dev, elem);
         cost.words += lt.t.sent + lt.t.recv;
         cost.words_recv += lt.t.recv;
         cost.msgs += lt.t.msgs;
@@ -346,7 +365,14 @@ Cost potrf_cost(Uplo uplo, const BlockCyclic& a, GridOrder order, const Cholesky
     detail::check_rank("potrf_cost", a, rank);
     const CholeskyOptions o = detail::resolve_potrf(uplo, a, order, opts, elem_size, is_complex);
     const detail::CholPlan plan = detail::make_chol_plan(uplo, a, a.p() * a.q(), o);
-    return detail::potrf_plan_cost(plan, uplo, a, order, rank, elem_size, is_complex);
+    // The node's memory (devices): each step's stacked panel and units' tiles; before the
+    // factorization, a calibration's three tiles on one device unit at a time.
+    DeviceGemmOptions dev;
+    const bool on_dev = node::detail::local_devices(opts.devices, opts.max_device_bytes, opts.unit_speeds,
+                                                    opts.node_strategy, dev);
+    Cost cost = detail::potrf_plan_cost(plan, uplo, a, order, rank, elem_size, is_complex, on_dev ? &dev : nullptr);
+    if (on_dev) cost.extra_bytes = std::max(cost.extra_bytes, node::detail::calibration_workspace(dev));
+    return cost;
 }
 
 }  // namespace cala

@@ -57,6 +57,23 @@ std::uint64_t fingerprint_units(std::uint64_t h, const std::string& devices, con
     return fingerprint(h, strategy.data(), strategy.size());
 }
 
+namespace {
+// device_gemm's nominal tile, smaller where three tiles of doubles pass the cap.
+index_t calibration_tile(std::int64_t cap) {
+    index_t t = 256;
+    while (cap > 0 && t > 1 && 3 * std::int64_t{8} * t * t > cap) --t;
+    return t;
+}
+}  // namespace
+
+std::int64_t calibration_workspace(const DeviceGemmOptions& dev) {
+    const std::string list = resolve_devices(dev.devices);
+    if (list.empty() || !uses_node(list) || speeds_given(dev.speeds)) return 0;
+    if (("," + list + ",").find(",host,") == std::string::npos) return 0;
+    const index_t t = calibration_tile(dev.max_device_bytes);
+    return 3 * std::int64_t{8} * t * t;
+}
+
 std::vector<double> agree_speeds(const Comm& comm, const std::string& devices, std::int64_t max_device_bytes,
                                  const std::vector<double>& speeds, const char* what) {
     const std::string list = resolve_devices(devices);
@@ -64,8 +81,7 @@ std::vector<double> agree_speeds(const Comm& comm, const std::string& devices, s
     NodeOptions co;
     co.units = list;
     co.max_device_bytes = max_device_bytes;
-    co.tile = 256;  // device_gemm's nominal tile, smaller where three tiles of doubles pass the cap
-    while (max_device_bytes > 0 && co.tile > 1 && 3 * std::int64_t{8} * co.tile * co.tile > max_device_bytes) --co.tile;
+    co.tile = calibration_tile(max_device_bytes);
     std::vector<double> secs;
     std::string err;
     try {

@@ -42,4 +42,8 @@ std::uint64_t fingerprint_units(std::uint64_t h, const std::string& devices, con
 std::vector<double> agree_speeds(const Comm& comm, const std::string& devices, std::int64_t max_device_bytes,
                                  const std::vector<double>& speeds, const char* what);
 
+/// Host workspace bytes agree_speeds' calibration holds (three tiles of doubles on one "host"
+/// unit at a time) when it calibrates for these options, else 0.
+std::int64_t calibration_workspace(const DeviceGemmOptions& dev);
+
 }  // namespace cala::node::detail
