@@ -48,7 +48,7 @@ LoopTotals engine_cost(const CholGeom& g, int me, int r, int c, bool cplx, const
     Tally& t = out.t;
     const int h = g.h, p = g.p(), q = g.q();
     const double fm = cplx ? 4.0 : 1.0;  // flops of a complex multiply-add over a real one
-    std::int64_t panel_peak[3] = {0, 0, 0};
+    std::int64_t panel_peak[3] = {0, 0, 0}, node_prev = 0;
     for (index_t l = 0; l < g.mt(); ++l) {
         const index_t b = g.size(l);
         const bool diag = r == g.ro(l) && c == g.co(l), in_col = c == g.co(l);
@@ -142,8 +142,11 @@ LoopTotals engine_cost(const CholGeom& g, int me, int r, int c, bool cplx, const
         }
         // Three steps' panels are alive at once (panel l+1 is built while step l-1's update
         // tasks may still read panel l-1), plus this step's transient buffers.
+        // With lookahead, panel l runs beside step l-1's update on the node (engine.cpp).
         panel_peak[l % 3] = panel;
-        out.buffers = std::max(out.buffers, panel_peak[0] + panel_peak[1] + panel_peak[2] + transient + step_buf + node);
+        out.buffers = std::max(out.buffers, panel_peak[0] + panel_peak[1] + panel_peak[2] + transient + step_buf +
+                                                std::max(node, node_prev));
+        node_prev = node;
     }
     return out;
 }
