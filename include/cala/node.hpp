@@ -181,7 +181,7 @@ void reset_unit_totals();
 std::vector<double> check_units(const std::string& units, std::vector<double> speeds, const char* what);
 
 /// Each unit's relative speed, measured: one tile GEMM (double, opts.tile (0: 256) cubed, best of
-/// three) per unit of opts.units, on the unit itself (a cpu unit on its team's BLAS threads in
+/// five) per unit of opts.units, on the unit itself (a cpu unit on its team's BLAS threads in
 /// host memory, a device on tiles in its own memory), a unit emulated at speed s
 /// (opts.emulate_tile_s > 0, NodeOptions::emulate_speeds) timed as at least the hold
 /// emulate_tile_s / s it would run with, so an emulated unit whose real GEMM fits its hold gets

@@ -1,7 +1,7 @@
 // node::calibrate: each unit's speed from one tile GEMM on the unit itself, cached per process.
 //
 // node::calibrate -> per unit: kernels::gemm on the cpu team (host memory) | Device::gemm on
-//                    three tiles in the unit's memory -> max(best of 3, emulated hold) -> 1 / s
+//                    three tiles in the unit's memory -> max(best of 5, emulated hold) -> 1 / s
 //
 //   e.g. "cpu,host,host", tile 16, emulate_tile_s 0.08, emulate_speeds {1, 4, 2}: the real GEMMs
 //   take microseconds, the holds 80, 20 and 40 ms, so the speeds are {1, 4, 2}.
@@ -60,7 +60,7 @@ std::vector<std::string> items_of(const std::string& spec) {
 
 using Clock = std::chrono::steady_clock;
 
-// Seconds of one t x t x t GEMM on unit `item` (best of three, after one untimed call).
+// Seconds of one t x t x t GEMM on unit `item` (best of five, after one untimed call).
 double time_unit(const std::string& item, std::size_t u, index_t t, const NodeOptions& o, int cpu_threads) {
     const std::size_t n = static_cast<std::size_t>(t * t);
     std::vector<double> a(n, 0.5), b(n, 0.25), c(n, 0.0);
@@ -68,7 +68,7 @@ double time_unit(const std::string& item, std::size_t u, index_t t, const NodeOp
     double best = 1e300;
     if (item == "cpu") {
         kernels::ThreadScope team(cpu_threads);
-        for (int r = 0; r < 4; ++r) {
+        for (int r = 0; r < 6; ++r) {
             const auto t0 = Clock::now();
             kernels::gemm<double>(Op::N, Op::N, t, t, t, 1.0, a.data(), t, b.data(), t, 1.0, c.data(), t);
             if (r > 0) best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
@@ -85,7 +85,7 @@ double time_unit(const std::string& item, std::size_t u, index_t t, const NodeOp
     const double* host[3] = {a.data(), b.data(), c.data()};
     for (int x = 0; x < 3; ++x) dev->copy_to_device({p[x], t, host[x], t, t, t, sizeof(double)});
     dev->synchronize();
-    for (int r = 0; r < 4; ++r) {
+    for (int r = 0; r < 6; ++r) {
         const auto t0 = Clock::now();
         dev->gemm(device::Scalar::D, Op::N, Op::N, t, t, t, &one, p[0], t, p[1], t, &one, p[2], t);
         dev->synchronize();
