@@ -227,7 +227,7 @@ struct Scored {
 
 // Busiest-rank figures of a plan: all ranks up to 16, else a sample of 16.
 CholeskyPlanInfo score(const CholPlan& plan, Uplo uplo, const BlockCyclic& a, GridOrder order, std::size_t elem,
-                       bool cplx, const MachineModel& m) {
+                       bool cplx, const MachineModel& m, const DeviceGemmOptions* dev) {
     CholeskyPlanInfo info;
     info.variant = plan.variant;
     info.grid = {plan.p, plan.q, plan.h};
@@ -243,7 +243,7 @@ CholeskyPlanInfo score(const CholPlan& plan, Uplo uplo, const BlockCyclic& a, Gr
     }
     double worst = 0;
     for (int x : ranks) {
-        const Cost cst = potrf_plan_cost(plan, uplo, a, order, x, elem, cplx);
+        const Cost cst = potrf_plan_cost(plan, uplo, a, order, x, elem, cplx, dev);
         const double wmax = double(std::max(cst.words - cst.words_recv, cst.words_recv));
         const double tm = m.latency_s * cst.msgs + m.seconds_per_byte * wmax * elem + m.seconds_per_flop * cst.flops;
         info.words = std::max(info.words, wmax);
@@ -293,12 +293,16 @@ CholeskyPlanInfo plan_info(Uplo uplo, const BlockCyclic& a, GridOrder order, con
         }
     }
     const std::int64_t limit = memory_limit(opts);
+    // The node's workspace (devices) counts against the limit too.
+    DeviceGemmOptions dev;
+    const bool on_dev = node::detail::local_devices(opts.devices, opts.max_device_bytes, opts.unit_speeds,
+                                                    opts.node_strategy, dev);
     bool found = false;
     CholeskyPlanInfo best, cheapest;
     CholeskyOptions best_opts;
     for (const auto& o : cands) {
         const CholPlan plan = make_chol_plan(uplo, a, nranks, o);
-        const CholeskyPlanInfo info = score(plan, uplo, a, order, elem, cplx, m);
+        const CholeskyPlanInfo info = score(plan, uplo, a, order, elem, cplx, m, on_dev ? &dev : nullptr);
         if (cheapest.memory_bytes == 0 || info.memory_bytes < cheapest.memory_bytes) cheapest = info;
         if (limit > 0 && info.memory_bytes > limit) continue;
         // Prefer 2D on ties (no conversion, no replication).
