@@ -16,6 +16,8 @@
 // the median time and the tiles moved and steals of its median run, and ratios to dmda and
 // cyclic measured in the same rounds. ideal_s = tasks · tile-ms / Σ speeds (no transfers).
 // --real: no emulation (real devices, e.g. --devices cpu,0): the speeds only steer allocation.
+// --calibrate: the allocation's speeds are measured (node::calibrate, one tile GEMM per unit, the
+// emulated hold honoured), not given; each line's allocation_speeds shows them.
 
 #include <mpi.h>
 
@@ -47,7 +49,7 @@ struct HeteroArgs {
     std::string speeds = "1,4,4,8", devices, strategies, trace, trace_strategy = "nrrp-rounded-effective";
     double tile_ms = 0, link_ms = -1, max_device_mb = 0;
     int runs = 3;
-    bool real = false;
+    bool real = false, calibrate = false;
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -115,6 +117,7 @@ void run(const HeteroArgs& args) {
     auto one = [&](const node::Strategy& st, node::NodeReport* rep) {
         node::NodeOptions o;
         o.units = devices, o.speeds = speeds, o.strategy = st, o.tile = t;
+        if (args.calibrate) o.speeds.clear(), o.emulate_speeds = speeds;  // measured: node::calibrate
         o.emulate_tile_s = tile_s, o.emulate_link_s = link_s;
         o.max_device_bytes = static_cast<std::int64_t>(args.max_device_mb * 1048576.0);
         o.report = rep;
@@ -157,6 +160,10 @@ void run(const HeteroArgs& args) {
         j["m"] = m, j["n"] = n, j["k"] = k, j["tile"] = t;
         j["devices"] = devices;
         j["speeds"] = speeds;
+        j["calibrated"] = args.calibrate;
+        std::vector<double> used;
+        for (const auto& u : rep.units) used.push_back(u.speed);
+        j["allocation_speeds"] = used;
         j["runs"] = args.runs;
         j["seconds"] = median(res[name].seconds);
         j["best_s"] = *std::min_element(res[name].seconds.begin(), res[name].seconds.end());
@@ -207,6 +214,7 @@ void add_hetero_command(CLI::App& app) {
     sub->add_option("--tile-ms", a->tile_ms, "emulated full-tile task time at speed 1 (0: calibrated)");
     sub->add_option("--link-ms", a->link_ms, "emulated time per tile moved (default: tile-ms / largest speed)");
     sub->add_option("--max-device-mb", a->max_device_mb, "memory per non-cpu unit in MiB (0: 1 GiB)");
+    sub->add_flag("--calibrate", a->calibrate, "allocate by speeds measured by node::calibrate (the units still emulate --speeds)");
     sub->add_flag("--real", a->real, "no emulation: the units run at their own speed (real devices)");
     sub->add_option("--runs", a->runs, "timed rounds after one warm-up")->capture_default_str()->check(CLI::PositiveNumber);
     sub->add_option("--trace", a->trace, "after the timed rounds, one traced run: a Chrome/Perfetto trace, one track per unit");

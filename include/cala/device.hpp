@@ -49,7 +49,7 @@ struct DeviceGemmOptions {
     DeviceGemmReport* report = nullptr; ///< filled when not null
     /// A list naming more than one kind of unit ("cpu,0,1", "cpu,host,host": "cpu" is the host's
     /// cores reading host memory) runs on the node runtime (cala/node.hpp) instead, one static
-    /// allocation per chunk of C: with these speeds (empty: CALA_UNIT_SPEEDS, else all 1) and
+    /// allocation per chunk of C: with these speeds (empty: CALA_UNIT_SPEEDS, else calibrated: node::calibrate) and
     /// this strategy (empty: CALA_NODE_STRATEGY, else "nrrp-rounded-effective").
     std::vector<double> speeds = {};
     std::string strategy = {};

@@ -146,7 +146,8 @@ struct NodeOptions {
     /// "host" (a HostDevice: own memory budget, copies), a CUDA ordinal ("0"). Empty: the
     /// CALA_DEVICES environment variable, else "cpu".
     std::string units;
-    /// Relative speed per unit. Empty: CALA_UNIT_SPEEDS ("1,4,4,8"), else all 1.
+    /// Relative speed per unit. Empty: CALA_UNIT_SPEEDS ("1,4,4,8"), else calibrated (calibrate(),
+    /// with this call's tile; a single unit: 1).
     std::vector<double> speeds;
     Strategy strategy{};
     index_t tile = 0;                   ///< tile size (0: 256, at most the largest dimension)
@@ -159,6 +160,10 @@ struct NodeOptions {
     /// emulate_tile_s / s seconds (its real compute included); each tile moved holds the link of
     /// the unit that receives it emulate_link_s seconds. Zero: real speed.
     double emulate_tile_s = 0, emulate_link_s = 0;
+    /// The speed each unit is emulated at (emulate_tile_s / s per full tile), one per unit; empty:
+    /// the given speeds (`speeds`, CALA_UNIT_SPEEDS), else 1. Lets a test give the units true
+    /// speeds that the allocation does not know, so that calibration must find them.
+    std::vector<double> emulate_speeds;
     unsigned seed = 1;                  ///< RandSteal's victims
     bool record_tasks = false;          ///< fill NodeReport::tasks
     NodeReport* report = nullptr;
@@ -174,6 +179,22 @@ void reset_unit_totals();
 /// speeds (empty: CALA_UNIT_SPEEDS, else all 1) without making any unit; returns the speeds.
 /// Throws cala::Error naming the entry (unknown unit, bad speed, more speeds than units).
 std::vector<double> check_units(const std::string& units, std::vector<double> speeds, const char* what);
+
+/// Each unit's relative speed, measured: one tile GEMM (double, opts.tile (0: 256) cubed, best of
+/// five) per unit of opts.units, on the unit itself (a cpu unit on its team's BLAS threads in
+/// host memory, a device on tiles in its own memory), a unit emulated at speed s
+/// (opts.emulate_tile_s > 0, NodeOptions::emulate_speeds) timed as at least the hold
+/// emulate_tile_s / s it would run with, so an emulated unit whose real GEMM fits its hold gets
+/// its emulated speed back. Speeds are 1 / seconds, scaled so the slowest unit's is 1. Cached per
+/// process by (units, tile, memory cap, threads, emulation): a second call measures nothing.
+/// node::gemm calls it when no speeds are given (neither opts.speeds nor CALA_UNIT_SPEEDS);
+/// cala::gemm and cala::potrf take the fastest time of each unit over their ranks (one control
+/// allreduce), so every rank allocates with the same speeds. Local (no communication).
+/// @pre units valid, tile >= 0, emulation >= 0, emulate_speeds valid and one per unit, every
+///      device holds three tiles of doubles (cala::Error naming the argument)
+std::vector<double> calibrate(const NodeOptions& opts);
+/// The unit GEMMs calibrate has timed in this process (a cached call adds none).
+std::int64_t calibrations();
 
 /// C := alpha·op(A)·op(B) + beta·C (column-major host matrices) on the units of opts: the C tiles
 /// allocated by opts.strategy, each unit running its tasks C(i,j) += A(i,l)·B(l,j) with the next

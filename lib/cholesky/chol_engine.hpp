@@ -102,8 +102,9 @@ private:
     std::vector<index_t> my_columns(index_t lo) const;
 
     // H through the node (EngineArgs::devices): the lower part of my columns `cols`, split by
-    // node_update.hpp so that nothing above the diagonal is written.
-    void update_on_node(const Panel& pn, const std::vector<index_t>& cols);
+    // node_update.hpp so that nothing above the diagonal is written; may_poll: this thread may
+    // call MPI between the node's calls (false on the thread beside the panel).
+    void update_on_node(const Panel& pn, const std::vector<index_t>& cols, bool may_poll);
 
     // BLAS threads of a panel kernel on `team`: all of the rank's with devices (the loop then
     // runs outside any parallel region, the update on the node between panels).

@@ -1,12 +1,15 @@
 // cala::potrf's engine on one rank (chol_engine.hpp): the loop over steps with its lookahead,
 // and step H, the trailing update: per local column as OpenMP tasks, or (EngineArgs::devices)
-// through the node, the panel staying on the rank's cores.
+// through the node, the panel staying on the rank's cores; with lookahead, panel l+1 runs on
+// the driving thread while step l's update of the columns past l+1 runs on the node.
 
 #include "cholesky/chol_engine.hpp"
 
 #include <omp.h>
 
 #include <algorithm>
+#include <exception>
+#include <thread>
 
 #include "cholesky/node_update.hpp"
 #include "core/trace.hpp"
@@ -175,10 +178,32 @@ void CholEngine<T>::loop() {
                 char* nps = &pansent_[(l + 1) % 3];
 #pragma omp taskwait depend(inout : nps[0])
             }
+            if (pn.width > 0 && a_.devices != nullptr) {
+                // Panel l+1 (this thread: MPI, the cores) beside the rest of step l's update
+                // on the node (a second thread, no MPI): they touch different columns.
+                std::exception_ptr failed;
+                std::thread node([&] {
+                    try {
+                        update_on_node(pn, my_columns(l + 1), false);
+                    } catch (...) {
+                        failed = std::current_exception();
+                    }
+                });
+                try {
+                    panel(l + 1);
+                } catch (...) {
+                    node.join();
+                    throw;
+                }
+                node.join();
+                if (failed) std::rethrow_exception(failed);
+                poll();
+                continue;
+            }
             panel(l + 1);
         }
         if (pn.width > 0 && a_.devices != nullptr) {
-            update_on_node(pn, my_columns(la ? l + 1 : l));
+            update_on_node(pn, my_columns(la ? l + 1 : l), true);
         } else if (pn.width > 0) {
             for (index_t j : my_columns(la ? l + 1 : l)) {
                 if (!tasks) {
@@ -216,7 +241,7 @@ index_t CholEngine<T>::first_row_tile(index_t j) const {
 }
 
 template <class T>
-void CholEngine<T>::update_on_node(const Panel& pn, const std::vector<index_t>& cols) {
+void CholEngine<T>::update_on_node(const Panel& pn, const std::vector<index_t>& cols, bool may_poll) {
     const index_t first = cols.empty() || pn.width == 0 ? -1 : first_row_tile(cols.front());
     if (first < 0) return;
     StairUpdate<T> s;
@@ -236,7 +261,9 @@ void CholEngine<T>::update_on_node(const Panel& pn, const std::vector<index_t>& 
     s.a = pn.lr.data() + (lrow(first) - lrow(pn.rows.front())), s.lda = pn.nrows;
     s.b = b.data(), s.ldb = ncols;
     s.c = tile(first, cols.front()), s.ldc = ldw_;
-    stair_update(s, *a_.devices, [this] { poll(); });
+    stair_update(s, *a_.devices, [this, may_poll] {
+        if (may_poll) poll();
+    });
 }
 
 template <class T>

@@ -12,6 +12,8 @@
 #include "core/check.hpp"
 #include "model/check.hpp"
 #include "model/costs.hpp"
+#include "node/options.hpp"
+#include "node/route.hpp"
 
 namespace cala {
 
@@ -36,12 +38,17 @@ struct LoopTotals {
     std::int64_t buffers = 0;
 };
 
-LoopTotals engine_cost(const CholGeom& g, int me, int r, int c, bool cplx) {
+// With devices (EngineArgs::devices), each step's update holds L(j, l) of my columns j > l
+// stacked (engine.cpp, update_on_node) and the units' memory of its device_gemm calls, at most
+// that of one call over all my rows at or below the first such column (node/route.hpp); added to
+// the step's peak, in elements of `elem` bytes.
+LoopTotals engine_cost(const CholGeom& g, int me, int r, int c, bool cplx, const DeviceGemmOptions* dev = nullptr,
+                       std::size_t elem = 8) {
     LoopTotals out;
     Tally& t = out.t;
     const int h = g.h, p = g.p(), q = g.q();
     const double fm = cplx ? 4.0 : 1.0;  // flops of a complex multiply-add over a real one
-    std::int64_t panel_peak[3] = {0, 0, 0};
+    std::int64_t panel_peak[3] = {0, 0, 0}, node_prev = 0;
     for (index_t l = 0; l < g.mt(); ++l) {
         const index_t b = g.size(l);
         const bool diag = r == g.ro(l) && c == g.co(l), in_col = c == g.co(l);
@@ -121,10 +128,25 @@ LoopTotals engine_cost(const CholGeom& g, int me, int r, int c, bool cplx) {
                 else out.flops += fm * 2.0 * below * bj * width;
             }
         }
+        std::int64_t node = 0;
+        if (dev != nullptr && width > 0) {
+            index_t ncols = 0, j0 = -1, mrows = 0;
+            for (index_t j = l + 1; j < g.mt(); ++j)
+                if (g.co(j) == c) ncols += g.size(j), j0 = j0 < 0 ? j : j0;
+            for (index_t i = std::max<index_t>(j0, 0); j0 >= 0 && i < g.mt(); ++i)
+                if (g.ro(i) == r) mrows += g.size(i);
+            if (mrows > 0) {
+                const std::int64_t e = static_cast<std::int64_t>(elem);
+                node = ncols * width + (node::detail::device_workspace_bound(*dev, mrows, ncols, width, elem) + e - 1) / e;
+            }
+        }
         // Three steps' panels are alive at once (panel l+1 is built while step l-1's update
         // tasks may still read panel l-1), plus this step's transient buffers.
+        // With lookahead, panel l runs beside step l-1's update on the node (engine.cpp).
         panel_peak[l % 3] = panel;
-        out.buffers = std::max(out.buffers, panel_peak[0] + panel_peak[1] + panel_peak[2] + transient + step_buf);
+        out.buffers = std::max(out.buffers, panel_peak[0] + panel_peak[1] + panel_peak[2] + transient + step_buf +
+                                                std::max(node, node_prev));
+        node_prev = node;
     }
     return out;
 }
@@ -133,7 +155,7 @@ LoopTotals engine_cost(const CholGeom& g, int me, int r, int c, bool cplx) {
 }  // namespace
 
 Cost potrf_plan_cost(const CholPlan& plan, Uplo uplo, const BlockCyclic& a, GridOrder order, int rank,
-                     std::size_t elem, bool cplx) {
+                     std::size_t elem, bool cplx, const DeviceGemmOptions* dev = nullptr) {
     (void)uplo;
     Cost cost;
     std::int64_t convert_words = 0, convert_recv = 0, convert_msgs = 0, convert_store = 0, redist_peak = 0;
@@ -175,7 +197,7 @@ Cost potrf_plan_cost(const CholPlan& plan, Uplo uplo, const BlockCyclic& a, Grid
     cost.msgs = convert_msgs;
     std::int64_t peak = convert_store + redist_peak;
     if (active) {
-        const LoopTotals lt = engine_cost(plan.geom, me, r, c, cplx);
+        const LoopTotals lt = engine_cost(plan.geom, me, r, c, cplx, dev, elem);
         cost.words += lt.t.sent + lt.t.recv;
         cost.words_recv += lt.t.recv;
         cost.msgs += lt.t.msgs;
@@ -205,7 +227,7 @@ struct Scored {
 
 // Busiest-rank figures of a plan: all ranks up to 16, else a sample of 16.
 CholeskyPlanInfo score(const CholPlan& plan, Uplo uplo, const BlockCyclic& a, GridOrder order, std::size_t elem,
-                       bool cplx, const MachineModel& m) {
+                       bool cplx, const MachineModel& m, const DeviceGemmOptions* dev) {
     CholeskyPlanInfo info;
     info.variant = plan.variant;
     info.grid = {plan.p, plan.q, plan.h};
@@ -221,7 +243,7 @@ CholeskyPlanInfo score(const CholPlan& plan, Uplo uplo, const BlockCyclic& a, Gr
     }
     double worst = 0;
     for (int x : ranks) {
-        const Cost cst = potrf_plan_cost(plan, uplo, a, order, x, elem, cplx);
+        const Cost cst = potrf_plan_cost(plan, uplo, a, order, x, elem, cplx, dev);
         const double wmax = double(std::max(cst.words - cst.words_recv, cst.words_recv));
         const double tm = m.latency_s * cst.msgs + m.seconds_per_byte * wmax * elem + m.seconds_per_flop * cst.flops;
         info.words = std::max(info.words, wmax);
@@ -271,12 +293,16 @@ CholeskyPlanInfo plan_info(Uplo uplo, const BlockCyclic& a, GridOrder order, con
         }
     }
     const std::int64_t limit = memory_limit(opts);
+    // The node's workspace (devices) counts against the limit too.
+    DeviceGemmOptions dev;
+    const bool on_dev = node::detail::local_devices(opts.devices, opts.max_device_bytes, opts.unit_speeds,
+                                                    opts.node_strategy, dev);
     bool found = false;
     CholeskyPlanInfo best, cheapest;
     CholeskyOptions best_opts;
     for (const auto& o : cands) {
         const CholPlan plan = make_chol_plan(uplo, a, nranks, o);
-        const CholeskyPlanInfo info = score(plan, uplo, a, order, elem, cplx, m);
+        const CholeskyPlanInfo info = score(plan, uplo, a, order, elem, cplx, m, on_dev ? &dev : nullptr);
         if (cheapest.memory_bytes == 0 || info.memory_bytes < cheapest.memory_bytes) cheapest = info;
         if (limit > 0 && info.memory_bytes > limit) continue;
         // Prefer 2D on ties (no conversion, no replication).
@@ -346,7 +372,14 @@ Cost potrf_cost(Uplo uplo, const BlockCyclic& a, GridOrder order, const Cholesky
     detail::check_rank("potrf_cost", a, rank);
     const CholeskyOptions o = detail::resolve_potrf(uplo, a, order, opts, elem_size, is_complex);
     const detail::CholPlan plan = detail::make_chol_plan(uplo, a, a.p() * a.q(), o);
-    return detail::potrf_plan_cost(plan, uplo, a, order, rank, elem_size, is_complex);
+    // The node's memory (devices): each step's stacked panel and units' tiles; before the
+    // factorization, a calibration's three tiles on one device unit at a time.
+    DeviceGemmOptions dev;
+    const bool on_dev = node::detail::local_devices(opts.devices, opts.max_device_bytes, opts.unit_speeds,
+                                                    opts.node_strategy, dev);
+    Cost cost = detail::potrf_plan_cost(plan, uplo, a, order, rank, elem_size, is_complex, on_dev ? &dev : nullptr);
+    if (on_dev) cost.extra_bytes = std::max(cost.extra_bytes, node::detail::calibration_workspace(dev));
+    return cost;
 }
 
 }  // namespace cala

@@ -181,8 +181,9 @@ index_t potrf(Uplo uplo, const MatrixRef<T>& a, const CholeskyOptions& opts) {
     const detail::CholPlan plan = detail::make_chol_plan(uplo, a.layout(), comm.size(), o);
     // The user's unit options (the planner's choice carries only what it plans).
     DeviceGemmOptions dev;
-    const bool on_dev = node::detail::local_devices(opts.devices, opts.max_device_bytes, opts.unit_speeds,
-                                                    opts.node_strategy, dev);
+    const std::vector<double> speeds =
+        node::detail::agree_speeds(comm, opts.devices, opts.max_device_bytes, opts.unit_speeds, "potrf");
+    const bool on_dev = node::detail::local_devices(opts.devices, opts.max_device_bytes, speeds, opts.node_strategy, dev);
     const DeviceGemmOptions* d = on_dev ? &dev : nullptr;
     const index_t local = plan.h > 1 ? detail::run_layered(plan, a, o, d) : detail::run_2d(plan, a, o, d);
     return detail::agree_info(comm, local);

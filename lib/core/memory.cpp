@@ -1,4 +1,8 @@
+// Workspace accounting (cala/memory.hpp). Atomic: buffers are made and freed on several threads
+// at once (the node's unit threads, potrf's panel beside the node's update).
+
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <new>
 
@@ -8,11 +12,11 @@
 namespace cala {
 
 namespace {
-MemoryStats g_stats;
+std::atomic<std::int64_t> g_current{0}, g_peak{0};
 }
 
-MemoryStats memory_stats() noexcept { return g_stats; }
-void reset_peak_memory() noexcept { g_stats.peak_bytes = g_stats.current_bytes; }
+MemoryStats memory_stats() noexcept { return {g_current.load(), g_peak.load()}; }
+void reset_peak_memory() noexcept { g_peak.store(g_current.load()); }
 
 namespace detail {
 
@@ -20,15 +24,17 @@ void* workspace_alloc(std::size_t bytes) {
     const std::size_t rounded = (bytes + 63) / 64 * 64;
     void* p = std::aligned_alloc(64, rounded);
     if (p == nullptr) throw std::bad_alloc();
-    g_stats.current_bytes += static_cast<std::int64_t>(bytes);
-    g_stats.peak_bytes = std::max(g_stats.peak_bytes, g_stats.current_bytes);
+    const std::int64_t now = g_current.fetch_add(static_cast<std::int64_t>(bytes)) + static_cast<std::int64_t>(bytes);
+    std::int64_t peak = g_peak.load();
+    while (now > peak && !g_peak.compare_exchange_weak(peak, now)) {
+    }
     return p;
 }
 
 void workspace_free(void* p, std::size_t bytes) noexcept {
     if (p == nullptr) return;
     std::free(p);
-    g_stats.current_bytes -= static_cast<std::int64_t>(bytes);
+    g_current.fetch_sub(static_cast<std::int64_t>(bytes));
 }
 
 }  // namespace detail

@@ -144,18 +144,21 @@ void gemm(Op op_a, Op op_b, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& 
         kernels::scale(c.m_loc(), c.n_loc(), beta, c.data(), c.ld());
         return;
     }
+    // Calibrated unit speeds, the same on every rank, when the node runs without given speeds.
+    GemmOptions o = opts;
+    o.unit_speeds = node::detail::agree_speeds(c.grid().comm(), opts.devices, opts.max_device_bytes, opts.unit_speeds, "gemm");
     // The planner runs unless the caller forced a 2D variant on its own grid (and set no limit).
-    const bool plain_2d = opts.variant != Variant::Auto && opts.grid3d.c == 0 && detail::memory_limit(opts) == 0;
-    const auto decision = plain_2d ? detail::GemmDecision{false, opts.variant, {}, 0, {}}
+    const bool plain_2d = o.variant != Variant::Auto && o.grid3d.c == 0 && detail::memory_limit(o) == 0;
+    const auto decision = plain_2d ? detail::GemmDecision{false, o.variant, {}, 0, {}}
                                    : detail::decide_gemm(op_a, op_b, a.layout(), b.layout(), c.layout(), c.grid().order(),
-                                                         opts, sizeof(T), is_complex_v<T>);
+                                                         o, sizeof(T), is_complex_v<T>);
     if (decision.three_d) {
-        const auto plan = detail::plan_gemm_3d(op_a, op_b, c.m(), c.n(), k, decision.variant, decision.g, decision.nb, opts);
+        const auto plan = detail::plan_gemm_3d(op_a, op_b, c.m(), c.n(), k, decision.variant, decision.g, decision.nb, o);
         detail::summa_3d(plan, detail::grid3d_for(c.grid(), decision.g), alpha, a, b, beta, c);
         return;
     }
     const Variant v = decision.variant;
-    const auto plan = detail::plan_gemm_2d(op_a, op_b, a.layout(), b.layout(), c.layout(), v, opts);
+    const auto plan = detail::plan_gemm_2d(op_a, op_b, a.layout(), b.layout(), c.layout(), v, o);
     detail::Buffer<T> astore, bstore;
     const MatrixRef<T> a2 = materialize(plan.a, a, astore);
     const MatrixRef<T> b2 = materialize(plan.b, b, bstore);

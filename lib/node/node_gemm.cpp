@@ -120,18 +120,18 @@ std::vector<std::vector<detail::Task>> dmda_plan(std::span<const detail::Unit> u
     return lists;
 }
 
-std::string unit_list(const std::string& units) {
-    if (!units.empty()) return units;
-    const char* env = std::getenv("CALA_DEVICES");
-    return env && *env ? env : "cpu";
-}
-
 void check_ld(const char* name, index_t ld, index_t rows) {
     if (ld < std::max<index_t>(rows, 1))
         throw Error(cat("node::gemm: ", name, " is ", ld, " but must be at least ", std::max<index_t>(rows, 1)));
 }
 
 }  // namespace
+
+std::string detail::unit_list(const std::string& units) {
+    if (!units.empty()) return units;
+    const char* env = std::getenv("CALA_DEVICES");
+    return env && *env ? env : "cpu";
+}
 
 namespace {
 std::mutex g_totals_mu;
@@ -162,7 +162,7 @@ void reset_unit_totals() {
 }
 
 std::vector<double> check_units(const std::string& units_in, std::vector<double> speeds, const char* what) {
-    const std::string spec = unit_list(units_in);
+    const std::string spec = detail::unit_list(units_in);
     const auto items = split(spec);
     if (items.empty()) throw Error(cat(what, ": empty unit list '", spec, "'"));
     for (const auto& item : items) {
@@ -198,11 +198,24 @@ void gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a
     if (opts.strategy.placement == Placement::Dmda && opts.strategy.steal != Steal::Static)
         throw Error("node::gemm: strategy dmda does not steal (steal must be Static)");
 
-    const std::string spec = unit_list(opts.units);
+    const std::string spec = detail::unit_list(opts.units);
     const auto items = split(spec);
-    const std::vector<double> speeds = check_units(spec, opts.speeds, "node::gemm");
+    std::vector<double> speeds = check_units(spec, opts.speeds, "node::gemm");
+    if (!opts.emulate_speeds.empty()) {
+        check_speeds(opts.emulate_speeds, static_cast<int>(items.size()), "node::gemm: emulate_speeds");
+    }
+    const bool given = detail::speeds_given(opts.speeds);
 
     const index_t t = std::max<index_t>(1, std::min(opts.tile > 0 ? opts.tile : index_t{256}, std::max({m, n, k})));
+    if (!given && items.size() > 1) {
+        // Calibrated at this call's tile (smaller where three tiles of doubles pass the memory cap).
+        NodeOptions co = opts;
+        co.units = spec;
+        co.tile = t;
+        const std::int64_t cap = opts.max_device_bytes;
+        while (cap > 0 && co.tile > 1 && 3 * static_cast<std::int64_t>(sizeof(double)) * co.tile * co.tile > cap) --co.tile;
+        speeds = calibrate(co);
+    }
     std::vector<std::unique_ptr<device::Device>> owned;
     std::vector<detail::Unit> units;
     for (std::size_t u = 0; u < items.size(); ++u) {
@@ -219,6 +232,8 @@ void gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a
                             " (", d->budget_bytes(), " bytes); one task needs 3 (A, B and C)"));
         units.push_back({d, speeds[u], d->name()});
     }
+    for (std::size_t u = 0; u < units.size(); ++u)
+        units[u].emulate_speed = detail::emulated_speed(opts, given ? speeds : std::vector<double>{}, u);
 
     NodeReport rep;
     rep.strategy = strategy_name(opts.strategy);
@@ -259,8 +274,7 @@ void gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a
     {
         const int cpus = static_cast<int>(std::count_if(units.begin(), units.end(), [](const auto& x) { return !x.dev; }));
         const int others = g - cpus;
-        cfg.cpu_threads = opts.cpu_threads > 0 ? opts.cpu_threads
-                                                : std::max(1, (omp_get_max_threads() - others) / std::max(1, cpus));
+        cfg.cpu_threads = detail::cpu_team_threads(opts, cpus, others);
     }
     cfg.record = opts.record_tasks;
     detail::run<T>(units, lists, cfg, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, c, ldc, rep);

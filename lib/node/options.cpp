@@ -2,10 +2,15 @@
 
 #include "node/options.hpp"
 
+#include <mpi.h>
+
 #include <cstdlib>
 
 #include "cala/node.hpp"
+#include "comm/traffic.hpp"
+#include "core/check.hpp"
 #include "matrix/redistribute_impl.hpp"
+#include "node/runtime.hpp"
 
 namespace cala::node::detail {
 
@@ -50,6 +55,47 @@ std::uint64_t fingerprint_units(std::uint64_t h, const std::string& devices, con
     h = fingerprint(h, list.data(), list.size());
     h = fingerprint(h, speeds.data(), speeds.size() * sizeof(double));
     return fingerprint(h, strategy.data(), strategy.size());
+}
+
+namespace {
+// device_gemm's nominal tile, smaller where three tiles of doubles pass the cap.
+index_t calibration_tile(std::int64_t cap) {
+    index_t t = 256;
+    while (cap > 0 && t > 1 && 3 * std::int64_t{8} * t * t > cap) --t;
+    return t;
+}
+}  // namespace
+
+std::int64_t calibration_workspace(const DeviceGemmOptions& dev) {
+    const std::string list = resolve_devices(dev.devices);
+    if (list.empty() || !uses_node(list) || speeds_given(dev.speeds)) return 0;
+    if (("," + list + ",").find(",host,") == std::string::npos) return 0;
+    const index_t t = calibration_tile(dev.max_device_bytes);
+    return 3 * std::int64_t{8} * t * t;
+}
+
+std::vector<double> agree_speeds(const Comm& comm, const std::string& devices, std::int64_t max_device_bytes,
+                                 const std::vector<double>& speeds, const char* what) {
+    const std::string list = resolve_devices(devices);
+    if (list.empty() || !uses_node(list) || speeds_given(speeds)) return speeds;
+    NodeOptions co;
+    co.units = list;
+    co.max_device_bytes = max_device_bytes;
+    co.tile = calibration_tile(max_device_bytes);
+    std::vector<double> secs;
+    std::string err;
+    try {
+        secs = calibration_seconds(co);
+    } catch (const Error& x) {
+        err = std::string(what) + ": " + x.what();
+    }
+    comm.agree(err, 0, what);
+    if (comm.size() > 1) {
+        CALA_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, secs.data(), static_cast<int>(secs.size()), MPI_DOUBLE, MPI_MIN,
+                                     comm.get()));
+        cala::detail::count_control();
+    }
+    return speeds_of(secs);
 }
 
 }  // namespace cala::node::detail

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cala/comm.hpp"
 #include "cala/device.hpp"
 
 namespace cala::node::detail {
@@ -30,5 +31,19 @@ std::string units_error(const std::string& devices, const std::vector<double>& s
 /// h folded with what every rank must pass alike: the resolved list, the speeds, the strategy.
 std::uint64_t fingerprint_units(std::uint64_t h, const std::string& devices, const std::vector<double>& speeds,
                                 const std::string& strategy);
+
+/// The speeds every rank's node allocates with: `speeds` when given (or CALA_UNIT_SPEEDS is set,
+/// or the resolved list does not run on the node), else each unit's calibration (node::calibrate
+/// at the node's nominal tile, cached per process) with the fastest time of each unit over comm
+/// (one allreduce, control traffic like argument agreement), so that every rank has the same.
+/// A rank whose calibration fails (a unit that cannot run it): cala::Error on every rank,
+/// starting with `what`. Collective over comm when it calibrates; every rank decides alike (the
+/// list and speeds are in the fingerprint already agreed). Call it after the argument agreement.
+std::vector<double> agree_speeds(const Comm& comm, const std::string& devices, std::int64_t max_device_bytes,
+                                 const std::vector<double>& speeds, const char* what);
+
+/// Host workspace bytes agree_speeds' calibration holds (three tiles of doubles on one "host"
+/// unit at a time) when it calibrates for these options, else 0.
+std::int64_t calibration_workspace(const DeviceGemmOptions& dev);
 
 }  // namespace cala::node::detail

@@ -131,7 +131,7 @@ void Engine<T>::compute(int u) {
         if (cfg_.tile_s > 0) {
             const double frac = static_cast<double>(mi) * static_cast<double>(nj) * static_cast<double>(kl) /
                                 (static_cast<double>(t_) * static_cast<double>(t_) * static_cast<double>(t_));
-            std::this_thread::sleep_until(c0 + std::chrono::duration<double>(cfg_.tile_s * frac / units_[u].speed));
+            std::this_thread::sleep_until(c0 + std::chrono::duration<double>(cfg_.tile_s * frac / units_[u].emulate_speed));
         }
         if (tr::on()) tr::record(tr::Kind::Gemm, t.planned == u ? "task" : "stolen task", t0ns, tr::now_ns());
         lk.lock();

@@ -24,7 +24,27 @@ struct Unit {
     device::Device* dev = nullptr;  ///< null: the cpu unit (host memory, no copies)
     double speed = 1;
     std::string kind;
+    double emulate_speed = 1;  ///< the hold of a full tile is RunConfig::tile_s / emulate_speed
 };
+
+/// The unit list: `units`, else CALA_DEVICES, else "cpu".
+std::string unit_list(const std::string& units);
+
+/// BLAS threads of each cpu unit's tasks: opts.cpu_threads, else the OpenMP threads not driving
+/// one of the `others` non-cpu units, shared by the `cpus` cpu units (at least 1).
+int cpu_team_threads(const NodeOptions& opts, int cpus, int others);
+
+/// The speed unit u is emulated at: opts.emulate_speeds[u], else given[u] (the given speeds),
+/// else 1.
+double emulated_speed(const NodeOptions& opts, const std::vector<double>& given, std::size_t u);
+
+/// Seconds of each unit's calibration GEMM (node::calibrate; cached per process).
+std::vector<double> calibration_seconds(const NodeOptions& opts);
+/// Speeds from seconds: the slowest unit's is 1.
+std::vector<double> speeds_of(const std::vector<double>& seconds);
+
+/// True when the caller gave speeds: `speeds` non-empty or CALA_UNIT_SPEEDS set.
+bool speeds_given(const std::vector<double>& speeds);
 
 struct Task {
     index_t i, j, l;

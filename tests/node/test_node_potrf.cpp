@@ -3,8 +3,9 @@
 // grid, Lower and Upper, sizes the tile does not divide, with and without lookahead. The factor
 // against A on gathered data (‖A − L·Lᴴ‖ / (n·‖A‖·eps) < 30), everything outside the factored
 // triangle bitwise untouched, MPI traffic == the model exactly on every rank (the node's tile
-// moves stay inside the rank), and the node's stats: over the cases, tasks on more than one unit
-// of every rank.
+// moves stay inside the rank), the workspace peak (the stacked panel, the emulated devices' tiles)
+// within potrf_cost's extra_bytes on every rank, and over the cases: tasks on more than one unit
+// of every rank, and a peak past the model without devices (so the node's memory is needed).
 // A device list or speeds that differ between ranks, bad speeds, a bad unit or strategy, a
 // negative memory cap: a cala::Error on every rank, A untouched.
 // (run as: mpiexec.mpich -n N test_node_potrf, N in {1, 2, 4})
@@ -28,6 +29,9 @@ struct Case {
 
 const Case kCases[] = {{37, 4, 0, 0}, {29, 5, 1, 3}, {50, 6, 0, 0}};
 
+// Cases whose workspace peak passed the model without devices: the node's memory is real.
+int g_node_memory_needed = 0;
+
 // Units of this rank that ran at least one task since the last reset, and the tasks in all.
 std::pair<int, std::int64_t> units_busy() {
     int units = 0;
@@ -46,11 +50,18 @@ void run_case(const Grid2D& grid, const Case& c, Uplo uplo, const CholeskyOption
     scatter(spd.data(), pn, parent.view());
     const MatrixRef<T> a = parent.sub(c.off, c.off, c.n, c.n);
     const Cost model = potrf_cost(uplo, a.layout(), grid.order(), opts, grid.comm().rank(), sizeof(T), is_complex_v<T>);
+    CholeskyOptions host_only = opts;
+    host_only.devices = "", host_only.unit_speeds = {}, host_only.node_strategy = "";
+    const Cost without = potrf_cost(uplo, a.layout(), grid.order(), host_only, grid.comm().rank(), sizeof(T), is_complex_v<T>);
+    const std::int64_t mem0 = memory_stats().current_bytes;
+    reset_peak_memory();
     reset_traffic();
 
     const index_t info = potrf(uplo, a, opts);
 
     const Traffic t = traffic();
+    const std::int64_t extra = memory_stats().peak_bytes - mem0;
+    g_node_memory_needed += extra > without.extra_bytes;
     const std::vector<T> f = gather(parent.view());
     double err = 0;
     bool untouched = true;
@@ -73,6 +84,9 @@ void run_case(const Grid2D& grid, const Case& c, Uplo uplo, const CholeskyOption
     CHECK(test::all_ranks(untouched, grid));
     CHECK(test::all_ranks(t.words() == model.words && t.words_recv == model.words_recv, grid));
     CHECK(test::all_ranks(t.msgs() == model.msgs, grid));
+    CAPTURE(extra);
+    CAPTURE(model.extra_bytes);
+    CHECK(test::all_ranks(extra <= model.extra_bytes, grid));  // the workspace peak within the model
 }
 
 // Each case's units: the cpu unit and one or two emulated devices, each holding a few tiles of
@@ -113,6 +127,9 @@ void run_all(const Comm& world, bool sample) {
     CAPTURE(units);
     CAPTURE(tasks);
     CHECK(test::all_ranks(tasks > 0 && units >= 2, grids.front()));
+    CAPTURE(g_node_memory_needed);
+    CHECK(test::all_ranks(g_node_memory_needed > 0, grids.front()));
+    g_node_memory_needed = 0;
 }
 
 }  // namespace

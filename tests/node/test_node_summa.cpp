@@ -7,7 +7,9 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "cala/device.hpp"
@@ -113,4 +115,48 @@ TEST_CASE("a device list or speeds that differ between ranks, or bad speeds: an 
     GemmOptions ok{.devices = "cpu,host"};
     ok.unit_speeds = {1, 2};
     CHECK(test::all_ranks(run(ok).empty(), grid));
+}
+
+TEST_CASE("no speeds given: calibrated, the same on every rank; a calibration that cannot run: an error on every rank") {
+    const Comm world = Comm::borrow(MPI_COMM_WORLD);
+    const Grid2D grid(world, 1, 2);
+    const index_t m = 33, n = 26, k = 30;
+    DistMatrix<double> a(grid, m, k, 4, 4), b(grid, k, n, 4, 4), c(grid, m, n, 4, 4);
+    test::randomize(a.view());
+    test::randomize(b.view());
+    const auto ga = gather(a.view()), gb = gather(b.view()), gc = gather(c.view());
+    GemmOptions opts{.variant = Variant::StationaryC, .panel_width = 16, .devices = "cpu,host",
+                     .max_device_bytes = 5 * 8 * 8 * 8};
+    GemmOptions tiny = opts;
+    tiny.max_device_bytes = 16;  // not three 1 x 1 tiles of doubles
+    node::reset_unit_totals();
+    reset_traffic();
+
+    gemm(Op::N, Op::N, 1.0, a.view(), b.view(), 0.0, c.view(), opts);
+
+    const Traffic t = traffic();
+    const auto result = gather(c.view());
+    double err = 0;
+    if (world.rank() == 0) err = test::gemm_error(result, test::reference_gemm(Op::N, Op::N, m, n, k, 1.0, ga, m, gb, k, 0.0, gc), k);
+    const Cost model = gemm_cost(Op::N, Op::N, a.layout(), b.layout(), c.layout(), opts, grid.order(), world.rank(), 8, false);
+    CHECK(test::all_ranks(err < 2.0, grid));
+    CHECK(test::all_ranks(t.words() == model.words && t.msgs() == model.msgs, grid));
+    const auto units = node::unit_totals();
+    CAPTURE(units.size());
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    double lo[2] = {units.size() == 2 ? units[0].speed : nan, units.size() == 2 ? units[1].speed : nan},
+           hi[2] = {lo[0], lo[1]};
+    MPI_Allreduce(MPI_IN_PLACE, lo, 2, MPI_DOUBLE, MPI_MIN, world.get());
+    MPI_Allreduce(MPI_IN_PLACE, hi, 2, MPI_DOUBLE, MPI_MAX, world.get());
+    CAPTURE(lo[0]);
+    CAPTURE(lo[1]);
+    CAPTURE(hi[0]);
+    CAPTURE(hi[1]);
+    CHECK((lo[0] == hi[0] && lo[1] == hi[1]));  // the same speeds on every rank
+    CHECK((std::min(lo[0], lo[1]) == 1.0 && std::isfinite(hi[0] + hi[1])));
+
+    const auto before = gather(c.view());
+    const std::string e = error_of([&] { gemm(Op::N, Op::N, 1.0, a.view(), b.view(), 0.0, c.view(), tiny); });
+    CHECK(test::all_ranks(e.find("gemm: node::calibrate: unit 1 (host)") == 0 && e.find("max_device_bytes 16") != std::string::npos, grid));
+    CHECK(test::all_ranks(gather(c.view()) == before, grid));
 }
