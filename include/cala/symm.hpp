@@ -108,6 +108,20 @@ index_t potrf(Uplo uplo, const TiledMatrix<T>& a);
 /// Exact words, words received and messages of that potrf on communicator rank `rank` (A
 /// positive definite); flops of its trailing updates.
 Cost potrf_cost(const TileLayout& a, int rank, bool is_complex);
+/// 2.5D: the same on the h layers of `layers` (a p x q x h Grid3D with no idle rank;
+/// symm_slices(comm, h) makes one), A on the layer's grid (TileLayout::lower of a pattern for
+/// p·q ranks, the same on every layer). A is read on layer 0 and L written there; A on the other
+/// layers is workspace (overwritten). Step k: A(k, k) summed over its fiber and factored on every
+/// layer (the replicated diagonal), panel tile A(i, k) summed onto layer i mod h and solved
+/// there, the trailing update of step k on layer k mod h only (its row-set broadcasts there), the
+/// solved tiles sent to that layer and to layer 0. Collective over layers.comm(); info on every
+/// rank. Bad input (idle ranks, A not on this rank's layer, the 2D checks): cala::Error on every
+/// rank, nothing moved.
+template <class T>
+index_t potrf(Uplo uplo, const TiledMatrix<T>& a, const Grid3D& layers);
+/// Exact words, words received and messages of that 2.5D potrf on the rank of layer `layer`
+/// (of `layers`) whose rank in its layer is `layer_rank` (A positive definite).
+Cost potrf_cost(const TileLayout& a, int layers, int layer, int layer_rank, bool is_complex);
 
 /// Exact words, messages (cala/comm.hpp's convention) and flops on communicator rank `rank` of
 /// symm/hemm with alpha != 0 (2DBC: operands on a grid of the given order).
