@@ -215,3 +215,46 @@ TEST_CASE("3D symm: bad arguments are a cala::Error on every rank, nothing moves
     CHECK(traffic().words() == 0);
     CHECK(gather(a2.view()) == before);
 }
+
+TEST_CASE("3D symm model: words received summed over ranks, s slices against one (printed)") {
+    const Comm world = Comm::borrow(MPI_COMM_WORLD);
+    const index_t m = 96, nb = 2;
+    for (const index_t n : {96, 960})
+        for (int s = 1; s <= world.size(); ++s) {
+            if (world.size() % s != 0) continue;
+            const int lr = world.size() / s;
+            auto sum = [&](auto cost_of) {
+                std::int64_t w = 0;
+                for (int h = 0; h < s; ++h)
+                    for (int r = 0; r < lr; ++r) w += cost_of(h, r, n * (h + 1) / s - n * h / s).words_recv;
+                return w;
+            };
+            const auto [p, q] = Grid2D::squarest(lr);
+            const BlockCyclic a(m, m, nb, nb, p, q);
+            const std::int64_t w2 = sum([&](int h, int r, index_t nh) {
+                return symm3d_cost(Side::Left, Uplo::Lower, a, BlockCyclic(m, nh, nb, nb, p, q), GridOrder::RowMajor, s,
+                                   h, r, false);
+            });
+            const std::int64_t rep = (s - 1) * stored_words(m, nb);
+            MESSAGE("symm3d m=", m, " n=", n, " nb=", nb, " P=", world.size(), " slices=", s, ": 2dbc ", p, "x", q,
+                    " words received (sum) ", w2, " = replication ", rep, " + symm ", w2 - rep);
+            CHECK(w2 == rep + 2 * (p + q - 2) * m * n);
+            for (const auto& sym : [&] {
+                     std::vector<SymmetricLayout> v;
+                     try {
+                         for (const auto& ch : choose_symmetric_layout(lr, m, nb)) v.push_back(make_symmetric_layout(ch, m, nb));
+                     } catch (const Error&) {
+                     }
+                     return v;
+                 }()) {
+                const std::int64_t w = sum([&](int h, int r, index_t nh) {
+                    return symm3d_cost(Side::Left, TileLayout::lower(sym), TileLayout::paired(sym, Side::Left, nh, nb),
+                                       s, h, r, false);
+                });
+                const auto rs = static_cast<std::int64_t>(sym.row_set(0).size());
+                MESSAGE("symm3d m=", m, " n=", n, " nb=", nb, " P=", world.size(), " slices=", s, ": ", sym.describe(),
+                        " words received (sum) ", w, " = replication ", rep, " + symm ", w - rep);
+                CHECK(w == rep + 2 * (rs - 1) * m * n);
+            }
+        }
+}

@@ -8,6 +8,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "support/helpers.hpp"
 #include "support/symm.hpp"
 
@@ -109,30 +111,44 @@ TEST_CASE("2.5D potrf on SBC/TBC: info on every rank; bad arguments are a cala::
     }
 }
 
-TEST_CASE("2.5D potrf on SBC/TBC vs 2DBC 2.5D (Repl): words received summed over ranks (model, printed)") {
+TEST_CASE("2.5D potrf on SBC/TBC vs 2D and vs 2DBC: words received, sum over ranks and busiest rank (model, printed)") {
     const Comm world = Comm::borrow(MPI_COMM_WORLD);
+    const int P = world.size();
     const index_t n = 512, nb = 8;
-    for (const int h : layer_counts(world.size())) {
-        const int pl = world.size() / h;
+    struct Tot { std::int64_t sum = 0, max = 0; };
+    auto tot = [](int ranks, auto cost_of) {
+        Tot t;
+        for (int r = 0; r < ranks; ++r) {
+            const std::int64_t w = cost_of(r).words_recv;
+            t.sum += w, t.max = std::max(t.max, w);
+        }
+        return t;
+    };
+    const auto [wp, wq] = Grid2D::squarest(P);
+    const BlockCyclic user(n, n, nb, nb, wp, wq);
+    CholeskyOptions o2;
+    o2.variant = CholeskyVariant::TwoD;
+    const Tot bc2 = tot(P, [&](int r) { return potrf_cost(Uplo::Lower, user, GridOrder::RowMajor, o2, r, 8, false); });
+    MESSAGE("potrf25d n=", n, " nb=", nb, " P=", P, ": 2DBC 2D ", wp, "x", wq, " sum ", bc2.sum, " max ", bc2.max);
+    for (const auto& sym : symmetric_layouts(P, n, nb)) {
+        const Tot t = tot(P, [&](int r) { return potrf_cost(TileLayout::lower(sym), r, false); });
+        MESSAGE("potrf25d n=", n, " nb=", nb, " P=", P, ": 2D ", sym.describe(), " sum ", t.sum, " max ", t.max);
+    }
+    for (const int h : layer_counts(P)) {
+        const int pl = P / h;
         const auto [p, q] = Grid2D::squarest(pl);
         CholeskyOptions opts;
         opts.variant = CholeskyVariant::Repl;
         opts.grid3d = {p, q, h};
         opts.block_size = nb;
-        const auto [wp, wq] = Grid2D::squarest(world.size());
-        std::int64_t bc = 0;
-        for (int r = 0; r < world.size(); ++r)
-            bc += potrf_cost(Uplo::Lower, BlockCyclic(n, n, nb, nb, wp, wq), GridOrder::RowMajor, opts, r, 8, false).words_recv;
+        const Tot bc = tot(P, [&](int r) { return potrf_cost(Uplo::Lower, user, GridOrder::RowMajor, opts, r, 8, false); });
+        MESSAGE("potrf25d n=", n, " nb=", nb, " P=", P, " h=", h, ": 2DBC Repl ", p, "x", q, "x", h, " from ", wp, "x",
+                wq, " (conversions included) sum ", bc.sum, " max ", bc.max);
         for (const auto& sym : symmetric_layouts(pl, n, nb)) {
-            std::int64_t s = 0, s2d = 0;
-            for (int t = 0; t < h; ++t)
-                for (int r = 0; r < pl; ++r) s += potrf_cost(TileLayout::lower(sym), h, t, r, false).words_recv;
-            for (int r = 0; r < pl; ++r) s2d += potrf_cost(TileLayout::lower(sym), r, false).words_recv;
-            MESSAGE("potrf25d n=", n, " nb=", nb, " P=", world.size(), " h=", h, ": ", sym.describe(),
-                    " words received (sum) ", s, " (2D on one layer: ", s2d, "); 2DBC Repl ", p, "x", q, "x", h,
-                    " from ", wp, "x", wq, " (conversions included) ", bc, "; ratio ",
-                    double(s) / double(std::max<std::int64_t>(bc, 1)));
-            CHECK(s > 0);
+            const Tot t = tot(P, [&](int r) { return potrf_cost(TileLayout::lower(sym), h, r / pl, r % pl, false); });
+            MESSAGE("potrf25d n=", n, " nb=", nb, " P=", P, " h=", h, ": 2.5D ", sym.describe(), " sum ", t.sum,
+                    " max ", t.max);
+            CHECK(t.sum > 0);
         }
     }
 }
