@@ -6,6 +6,10 @@
 //   the diagonal block; SBC/TBC: the pattern row's ranks) -> symm_engine (lib/symm/engine.cpp:
 //   ibcast of B's block row over its row set's communicator, cached per layout; local GEMMs on
 //   A's own tiles; partial C summed at its owner with isend/irecv) -> kernels::gemm
+// cala::symm(.., slices) (3D, lib/symm/symm3d.cpp) -> checks on the layer, then on all ranks ->
+//   A's tiles along the fibers from layer 0 -> symm_engine on each layer's columns of B and C
+// cala::potrf(TiledMatrix[, layers]) (lib/symm/potrf_tiled.cpp) -> one right-looking loop over row
+//   sets, 2D or 2.5D (replicated diagonal, fiber reductions) -> kernels (potrf, trsm, herk, gemm)
 //
 // Words received, summed over ranks (every word that crosses the network counted once, at its
 // receiver): 2·(s − 1)·m·n for row sets of s ranks -- 2DBC 2(p+q−2)·mn, SBC 2(r−1)·mn,
