@@ -81,11 +81,12 @@ void symm_3d(const char* fn, bool herm, Side side, Uplo uplo, T alpha, const M& 
     const int shape[4] = {slices.p(), slices.q(), slices.c(), opts.replicate_a ? 1 : 0};
     fp = detail::fingerprint(fp, shape, sizeof shape);
     if (err.empty()) fp = detail::fingerprint(fp, a.layout());
-    if (err.empty() && slices.active()) {
+    if (used == size) {  // every rank of every layer takes part, whatever its own verdict
         std::uint64_t fl = fp;
-        for (const auto* x : {&b, &c}) fl = detail::fingerprint(fl, x->layout());
+        if (err.empty())
+            for (const auto* x : {&b, &c}) fl = detail::fingerprint(fl, x->layout());
         try {
-            c.grid().comm().agree(err, fl, fn);
+            slices.layer_grid().comm().agree(err, fl, fn);
         } catch (const Error& e) {
             err = e.what();
         }
