@@ -81,7 +81,7 @@ void release_set_comms() noexcept { set_comm_cache().clear(); }
 
 template <class T>
 Buffer<T> broadcast_rows(const Comm& comm, const SymmGeometry& g, Side side, Op top, const TileAt<T>& b,
-                         std::vector<index_t>& pos) {
+                         std::vector<index_t>& pos, std::vector<std::vector<Request>>* pending) {
     const int me = comm.rank();
     const index_t n = g.ncut.n, nx = g.ncut.num_blocks();
     const auto comms = set_comms(comm, g.sets);
@@ -92,6 +92,7 @@ Buffer<T> broadcast_rows(const Comm& comm, const SymmGeometry& g, Side side, Op 
             pos[static_cast<std::size_t>(l)] = total, total += g.bsize(l) * n;
     Buffer<T> bb(total);
     std::vector<Request> reqs;
+    if (pending != nullptr) pending->clear(), pending->resize(static_cast<std::size_t>(g.nblk));
     for (index_t l = 0; l < g.nblk; ++l) {
         const index_t at = pos[static_cast<std::size_t>(l)];
         if (at < 0) continue;
@@ -106,7 +107,10 @@ Buffer<T> broadcast_rows(const Comm& comm, const SymmGeometry& g, Side side, Op 
                 if (side == Side::Left) kernels::copy(Op::N, bs, w, bp, ldb, dst, bs);
                 else kernels::copy(top, w, bs, bp, ldb, dst, bs);
             }
-            if (g.sets[k].size() > 1) reqs.push_back(comms[k]->ibcast(dst, bs * w, index_in(g.sets[k], o)));
+            if (g.sets[k].size() > 1) {
+                Request r = comms[k]->ibcast(dst, bs * w, index_in(g.sets[k], o));
+                (pending != nullptr ? (*pending)[static_cast<std::size_t>(l)] : reqs).push_back(std::move(r));
+            }
         }
     }
     wait_all(reqs);
@@ -126,6 +130,50 @@ Cost broadcast_rows_cost(const SymmGeometry& g, int rank) {
     return cost;
 }
 
+// Partial sums to C's owner: the owner posts one receive per other rank of the row set for each
+// of its C tiles (ascending l, x, peer), into the returned buffer.
+template <class T>
+Buffer<T> post_receives(const Comm& comm, const SymmGeometry& g, const std::vector<index_t>& pos,
+                        std::vector<Request>& reqs) {
+    const int me = comm.rank();
+    index_t total = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+        Buffer<T> rb(pass == 0 ? 0 : total);
+        index_t at = 0;
+        for (index_t l = 0; l < g.nblk; ++l) {
+            if (pos[static_cast<std::size_t>(l)] < 0) continue;
+            const auto& set = g.sets[static_cast<std::size_t>(g.set_of(l))];
+            for (index_t x = 0; x < g.ncut.num_blocks(); ++x) {
+                if (g.owner_bc(l, x) != me) continue;
+                const index_t cnt = g.bsize(l) * g.ncut.block_size(x);
+                for (const int peer : set)
+                    if (peer != me) {
+                        if (pass == 1) reqs.push_back(comm.irecv(rb.data() + at, cnt, peer, kSymmReduceTag));
+                        at += cnt;
+                    }
+            }
+        }
+        total = at;
+        if (pass == 1) return rb;
+    }
+    return {};
+}
+
+// The other ranks of row l's set isend their W(l, x) to C's owner (ascending x).
+template <class T>
+void send_partials(const Comm& comm, const SymmGeometry& g, index_t l, const std::vector<index_t>& pos,
+                   const Buffer<T>& ww, std::vector<Request>& reqs) {
+    const index_t at = pos[static_cast<std::size_t>(l)];
+    if (at < 0) return;
+    const index_t bs = g.bsize(l);
+    for (index_t x = 0; x < g.ncut.num_blocks(); ++x) {
+        const int o = g.owner_bc(l, x);
+        if (o != comm.rank())
+            reqs.push_back(comm.isend(ww.data() + at + g.ncut.block_start(x) * bs, bs * g.ncut.block_size(x), o,
+                                      kSymmReduceTag));
+    }
+}
+
 template <class T>
 void symm_engine(const Comm& comm, const SymmGeometry& g, Side side, bool herm, T alpha, const TileAt<T>& a,
                  const TileAt<T>& b, T beta, const TileAt<T>& c) {
@@ -142,17 +190,31 @@ void symm_engine(const Comm& comm, const SymmGeometry& g, Side side, bool herm, 
                 }
         return;
     }
+    // Lookahead: the products start as soon as their two block rows of B' are in; W(l)'s sums
+    // leave for C's owners once the last column of A that adds to them is done.
     std::vector<index_t> pos;
-    Buffer<T> bb = broadcast_rows(comm, g, side, top, b, pos);
+    std::vector<std::vector<Request>> pending;
+    Buffer<T> bb = broadcast_rows(comm, g, side, top, b, pos, &pending);
+    auto ready = [&pending](index_t l) { wait_all(pending[static_cast<std::size_t>(l)]); };
     Buffer<T> ww(bb.size());
     std::fill(ww.data(), ww.data() + ww.size(), T(0));
     std::vector<Request> reqs;
+    Buffer<T> rb = post_receives<T>(comm, g, pos, reqs);
+    std::vector<index_t> last(static_cast<std::size_t>(g.nblk), -1);  // last column adding to W(l) here
+    for (index_t j = 0; j < g.nblk; ++j)
+        for (index_t i = g.lower ? j : 0; i < (g.lower ? g.nblk : j + 1); ++i)
+            if (g.owner_a(i, j) == me) last[static_cast<std::size_t>(i)] = last[static_cast<std::size_t>(j)] = j;
+    index_t sent = 0;  // W(l) for l < sent have left (in ascending l: the receivers' order)
+    auto send_done = [&](index_t upto) {
+        for (; sent < g.nblk && last[static_cast<std::size_t>(sent)] <= upto; ++sent) send_partials(comm, g, sent, pos, ww, reqs);
+    };
 
     // W(i) += A(i, j)·B'(j); W(j) += top(A(i, j))·B'(i) for every stored tile of mine.
     Buffer<T> diag;
-    for (index_t j = 0; j < g.nblk; ++j)
+    for (index_t j = 0; j < g.nblk; send_done(j), ++j)
         for (index_t i = g.lower ? j : 0; i < (g.lower ? g.nblk : j + 1); ++i) {
             if (g.owner_a(i, j) != me || n == 0) continue;
+            ready(i), ready(j);
             const auto [ap, lda] = a(i, j);
             const index_t bi = g.bsize(i), bj = g.bsize(j);
             T* wi = ww.data() + pos[static_cast<std::size_t>(i)];
@@ -169,7 +231,8 @@ void symm_engine(const Comm& comm, const SymmGeometry& g, Side side, bool herm, 
             }
         }
 
-    // Partial sums to C's owner: the others isend, the owner receives one from each and adds.
+    send_done(g.nblk);
+    for (auto& r : pending) wait_all(r);
     struct Root { index_t l, x, recv_at; };
     std::vector<Root> roots;
     index_t rtotal = 0;
@@ -179,25 +242,6 @@ void symm_engine(const Comm& comm, const SymmGeometry& g, Side side, bool herm, 
         for (index_t x = 0; x < nx; ++x)
             if (g.owner_bc(l, x) == me)
                 roots.push_back({l, x, rtotal}), rtotal += (s - 1) * g.bsize(l) * g.ncut.block_size(x);
-    }
-    Buffer<T> rb(rtotal);
-    for (const auto& r : roots) {
-        const auto& set = g.sets[static_cast<std::size_t>(g.set_of(r.l))];
-        const index_t cnt = g.bsize(r.l) * g.ncut.block_size(r.x);
-        index_t k = 0;
-        for (const int peer : set)
-            if (peer != me) reqs.push_back(comm.irecv(rb.data() + r.recv_at + (k++) * cnt, cnt, peer, kSymmReduceTag));
-    }
-    for (index_t l = 0; l < g.nblk; ++l) {
-        const index_t at = pos[static_cast<std::size_t>(l)];
-        if (at < 0) continue;
-        const index_t bs = g.bsize(l);
-        for (index_t x = 0; x < nx; ++x) {
-            const int o = g.owner_bc(l, x);
-            if (o != me)
-                reqs.push_back(comm.isend(ww.data() + at + g.ncut.block_start(x) * bs, bs * g.ncut.block_size(x), o,
-                                          kSymmReduceTag));
-        }
     }
     wait_all(reqs);
     const T scale = side == Side::Right && herm ? conj_if(alpha, true) : alpha;  // (conj(a)·S)ᴴ = a·Sᴴ
@@ -241,7 +285,7 @@ Cost symm_engine_cost(const SymmGeometry& g, int rank, bool is_complex) {
     template void symm_engine<T>(const Comm&, const SymmGeometry&, Side, bool, T, const TileAt<T>&, const TileAt<T>&, \
                                  T, const TileAt<T>&);                                                          \
     template Buffer<T> broadcast_rows<T>(const Comm&, const SymmGeometry&, Side, Op, const TileAt<T>&,             \
-                                         std::vector<index_t>&);
+                                         std::vector<index_t>&, std::vector<std::vector<Request>>*);
 CALA_FOR_EACH_TYPE(CALA_INST)
 
 }  // namespace cala::detail

@@ -8,6 +8,10 @@
 //     each of 0, 2, 4: W(l, :) += A(l, j)·B(j, :) + A(i, l)ᵀ·B(i, :) on its own tiles of A
 //     0 and 4 isend their W(l, x) to 2; 2 sums: C(l, x) = alpha·ΣW + beta·C(l, x)
 //
+// Lookahead: every broadcast and every receive of a partial sum is posted first; a product waits
+// only for its own two block rows of B, and W(l) leaves as soon as the last column of A that adds
+// to it on this rank is done (in ascending l, the order in which the owners posted their receives).
+//
 // Right side (C := B·A) runs as the left side of Cᵀ = A·Bᵀ (Cᴴ = A·Bᴴ for HEMM): the roots
 // transpose B's tile into the broadcast buffer and the sum back into C's tile; the wire carries
 // the same words.
@@ -61,10 +65,11 @@ void release_set_comms() noexcept;
 
 /// The row-set broadcasts (SYMM's first phase, all of SYRK's communication): B'(l, :), nb_l x n
 /// (Right: top(B(:, l))), for every block row l whose row set holds this rank, at offset pos[l]
-/// of the returned buffer (pos[l] = -1 elsewhere). Collective over comm.
+/// of the returned buffer (pos[l] = -1 elsewhere). Collective over comm. pending null: returns
+/// with every broadcast complete; else returns at once, (*pending)[l] holding row l's requests.
 template <class T>
 Buffer<T> broadcast_rows(const Comm& comm, const SymmGeometry& g, Side side, Op top, const TileAt<T>& b,
-                         std::vector<index_t>& pos);
+                         std::vector<index_t>& pos, std::vector<std::vector<Request>>* pending = nullptr);
 Cost broadcast_rows_cost(const SymmGeometry& g, int rank);
 
 /// Exact words, messages and flops of symm_engine on communicator rank `rank`.

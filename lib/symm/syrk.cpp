@@ -13,7 +13,7 @@
 #include "kernels/blas.hpp"
 #include "matrix/redistribute_impl.hpp"
 #include "matrix/tiled_plan.hpp"
-#include "symm/engine.hpp"
+#include "symm/operands.hpp"
 
 namespace cala {
 
@@ -78,19 +78,8 @@ namespace {
 
 using detail::cat;
 
-template <class T>
-detail::TileAt<T> tiles_of(const MatrixRef<T>& x) {
-    return [x](index_t i, index_t j) {
-        const BlockCyclic& l = x.layout();
-        return std::pair<T*, index_t>{
-            x.data() + l.rows.to_local(l.rows.block_start(i)) + l.cols.to_local(l.cols.block_start(j)) * x.ld(), x.ld()};
-    };
-}
-
-template <class T>
-detail::TileAt<T> tiles_of(const TiledMatrix<T>& x) {
-    return [&x](index_t i, index_t j) { return std::pair<T*, index_t>{x.tile(i, j), x.layout().tile_rows(i)}; };
-}
+using detail::same_comm;
+using detail::tiles_of;
 
 template <class T>
 std::uint64_t syrk_fp(const char* fn, Uplo uplo, T alpha, T beta) {
@@ -120,12 +109,6 @@ void syrk_2dbc(const char* fn, bool herm, Uplo uplo, T alpha, const MatrixRef<T>
     if (c.m() == 0) return;
     const auto g = detail::geometry_2dbc(Side::Left, uplo == Uplo::Lower, cl, al, c.grid().order());
     detail::syrk_engine<T>(c.grid().comm(), g, herm && is_complex_v<T>, alpha, tiles_of(a), beta, tiles_of(c));
-}
-
-bool same_comm(const Comm& a, const Comm& b) {
-    int result = MPI_UNEQUAL;
-    CALA_CHECK_MPI(MPI_Comm_compare(a.get(), b.get(), &result));
-    return result == MPI_IDENT || result == MPI_CONGRUENT;
 }
 
 template <class T>

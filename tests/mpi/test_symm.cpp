@@ -12,8 +12,13 @@
 #include <random>
 
 #include "support/helpers.hpp"
+#include "support/symm.hpp"
 
 using namespace cala;
+using test::full_of;
+using test::nan_value;
+using test::scalar;
+using test::symm_error;
 
 namespace {
 
@@ -22,18 +27,6 @@ std::vector<std::pair<int, int>> grids(int n) {
     for (int p = 1; p <= n; ++p)
         if (n % p == 0) out.emplace_back(p, n / p);
     return out;
-}
-
-template <class T>
-T nan_value() {
-    return T(std::numeric_limits<real_t<T>>::quiet_NaN());
-}
-
-template <class T>
-T scalar(std::mt19937& g) {  // same on every rank
-    std::uniform_real_distribution<real_t<T>> u(-1, 1);
-    if constexpr (is_complex_v<T>) return T(u(g), u(g));
-    else return T(u(g));
 }
 
 // A random matrix whose strict `uplo`-opposite triangle is NaN (Hermitian: the diagonal has
@@ -47,30 +40,6 @@ void fill_triangle(const DistMatrix<T>& a, Uplo uplo) {
             const index_t i = l.rows.to_global(il, a.grid().row()), j = l.cols.to_global(jl, a.grid().col());
             if (uplo == Uplo::Lower ? i < j : i > j) a.local(il, jl) = nan_value<T>();
         }
-}
-
-// The full symmetric (Hermitian) matrix from the stored triangle of gathered x (m x m).
-template <class T>
-std::vector<T> full_of(const std::vector<T>& x, index_t m, Uplo uplo, bool herm) {
-    std::vector<T> f(x.size());
-    for (index_t j = 0; j < m; ++j)
-        for (index_t i = 0; i < m; ++i) {
-            const bool stored = uplo == Uplo::Lower ? i >= j : i <= j;
-            T v = stored ? x[i + j * m] : conj_if(x[j + i * m], herm);
-            if (i == j && herm) v = T(std::real(v));
-            f[i + j * m] = v;
-        }
-    return f;
-}
-
-// rank 0: error of gathered c_out against alpha·A·B + beta·C (Left) or alpha·B·A + beta·C.
-template <class T>
-double symm_error(Side side, index_t m, index_t n, T alpha, const std::vector<T>& afull, const std::vector<T>& b,
-                  T beta, const std::vector<T>& c, const std::vector<T>& c_out) {
-    const auto ref = side == Side::Left ? test::reference_gemm(Op::N, Op::N, m, n, m, alpha, afull, m, b, m, beta, c)
-                                        : test::reference_gemm(Op::N, Op::N, n, m, m, alpha, b, std::max<index_t>(n, 1),
-                                                               afull, m, beta, c);
-    return test::gemm_error(c_out, ref, m);
 }
 
 template <class T>

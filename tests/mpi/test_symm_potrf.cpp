@@ -7,6 +7,7 @@
 #include <random>
 
 #include "support/helpers.hpp"
+#include "support/symm.hpp"
 
 using namespace cala;
 
@@ -18,20 +19,6 @@ std::vector<SymmetricLayout> symmetric_layouts(int nranks, index_t n, index_t nb
     return out;
 }
 
-// A Hermitian positive definite n x n matrix (random, diagonal n + 1), or with A(bad, bad) = -1.
-template <class T>
-std::vector<T> spd(index_t n, index_t bad = -1) {
-    std::vector<T> a(static_cast<std::size_t>(n * n));
-    for (index_t j = 0; j < n; ++j)
-        for (index_t i = j; i < n; ++i) {
-            const T v = i == j ? T(real_t<T>(n + 1)) : test::random_value<T>(test::rng());
-            a[static_cast<std::size_t>(i + j * n)] = v;
-            a[static_cast<std::size_t>(j + i * n)] = conj_if(v, true);
-        }
-    if (bad >= 0) a[static_cast<std::size_t>(bad + bad * n)] = T(-1);
-    return a;
-}
-
 }  // namespace
 
 TEST_CASE_TEMPLATE("potrf on SBC/TBC: L·Lᴴ == A, traffic == model", T, double, std::complex<double>) {
@@ -40,7 +27,7 @@ TEST_CASE_TEMPLATE("potrf on SBC/TBC: L·Lᴴ == A, traffic == model", T, double
     for (const index_t n : {0, 1, 9, 25})
         for (const index_t nb : {1, 2, 3})
             for (const auto& sym : symmetric_layouts(world.size(), n, nb)) {
-                auto ga = spd<T>(n);
+                auto ga = test::spd<T>(n);
                 MPI_Bcast(ga.data(), static_cast<int>(ga.size() * sizeof(T)), MPI_BYTE, 0, MPI_COMM_WORLD);
                 DistMatrix<T> a2(grid, n, n, 2, 2);
                 scatter(ga.data(), std::max<index_t>(n, 1), a2.view());
@@ -54,18 +41,7 @@ TEST_CASE_TEMPLATE("potrf on SBC/TBC: L·Lᴴ == A, traffic == model", T, double
                 DistMatrix<T> l2(grid, n, n, 3, 3);
                 redistribute(a, l2.view());
                 const auto gl = gather(l2.view());
-                double err = 0, scale = 0;
-                if (world.rank() == 0)
-                    for (index_t j = 0; j < n; ++j)
-                        for (index_t i = j; i < n; ++i) {
-                            std::complex<double> s = 0;
-                            for (index_t p = 0; p <= j; ++p)
-                                s += std::complex<double>(gl[static_cast<std::size_t>(i + p * n)]) *
-                                     std::conj(std::complex<double>(gl[static_cast<std::size_t>(j + p * n)]));
-                            err = std::max(err, std::abs(s - std::complex<double>(ga[static_cast<std::size_t>(i + j * n)])));
-                            scale = std::max(scale, std::abs(std::complex<double>(ga[static_cast<std::size_t>(i + j * n)])));
-                        }
-                const double ratio = scale == 0 ? 0 : err / (double(eps<T>()) * double(n) * scale);  // rank 0 only
+                const double ratio = world.rank() == 0 ? test::llh_ratio(gl, ga, n) : 0;  // rank 0 only
                 const Cost model = potrf_cost(a.layout(), world.rank(), is_complex_v<T>);
                 CAPTURE(sym.describe()); CAPTURE(n); CAPTURE(nb); CAPTURE(ratio); CAPTURE(t.words()); CAPTURE(model.words);
                 CHECK(info == 0);
@@ -79,7 +55,7 @@ TEST_CASE("potrf on SBC/TBC: a matrix that is not positive definite gives info o
     const Grid2D grid(world);
     const index_t n = 14;
     for (const auto& sym : symmetric_layouts(world.size(), n, 3)) {
-        auto ga = spd<double>(n, 7);
+        auto ga = test::spd<double>(n, 7);
         MPI_Bcast(ga.data(), static_cast<int>(ga.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD);
         DistMatrix<double> a2(grid, n, n, 2, 2);
         scatter(ga.data(), n, a2.view());
