@@ -42,7 +42,7 @@ namespace {
 struct PotrfArgs {
     index_t n = 4096, nb = 256, block_size = 0;
     std::string grid, variant = "auto", compare = "none", type = "d", panel = "shared", uplo = "L", trace;
-    int runs = 5, threads = 0, lookahead = 1, panel_threads = 0;
+    int runs = 5, threads = 0, lookahead = 1, panel_threads = 0, delay = 0;
     bool plan = false, count_only = false;
 };
 
@@ -114,7 +114,7 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
     fill_spd<T>(a0, seed);
 
     CholeskyOptions base{.variant = parse_variant(args.variant), .lookahead = args.lookahead, .grid3d = g3,
-                         .block_size = args.block_size, .panel_threads = args.panel_threads};
+                         .block_size = args.block_size, .panel_threads = args.panel_threads, .delay = args.delay};
     if (g3.c > 0 && base.variant == CholeskyVariant::Auto) base.variant = CholeskyVariant::ReplPart;
     const CholeskyPlanInfo plan = plan_potrf(uplo, a0.layout(), grid.order(), base, sizeof(T), is_complex_v<T>);
     if (args.plan && world_rank() == 0) std::fprintf(stderr, "cala-bench potrf: plan %s\n", plan.describe().c_str());
@@ -177,6 +177,7 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
             {"variant", to_string(plan.variant)},
             {"plan_grid", std::to_string(plan.grid.p) + "x" + std::to_string(plan.grid.q) + "x" + std::to_string(plan.grid.c)},
             {"panel", mname}, {"panel_threads", args.panel_threads}, {"lookahead", args.lookahead},
+            {"delay", plan.delay},
             {"ranks", ranks}, {"threads", args.threads}, {"runs", args.count_only ? 1 : args.runs}, {"info", info},
             {"words_max", max_over_ranks(words, comm)}, {"words_model_max", max_over_ranks(model.words, comm)},
             {"words_recv_max", max_over_ranks(recv, comm)},
@@ -259,6 +260,8 @@ void add_potrf_command(CLI::App& app) {
     cmd->add_option("--runs", args->runs, "reported runs (after one warm-up)")->check(CLI::PositiveNumber)->capture_default_str();
     cmd->add_option("--threads", args->threads, "OpenMP threads per rank (default: OpenMP's max)")->check(CLI::NonNegativeNumber);
     cmd->add_option("--lookahead", args->lookahead, "0 or 1")->capture_default_str();
+    cmd->add_option("--delay", args->delay, "2D: panels per delayed trailing update (0: the planner's)")
+        ->check(CLI::NonNegativeNumber)->capture_default_str();
     cmd->add_option("--compare", args->compare, "reference to run on the same data")
         ->check(CLI::IsMember({"none", "scalapack"}))->capture_default_str();
     cmd->add_option("--type", args->type, "element type: d, s, z, c")->check(CLI::IsMember({"d", "s", "z", "c"}))->capture_default_str();
