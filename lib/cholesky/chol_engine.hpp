@@ -128,7 +128,8 @@ private:
 
     // delayed.cpp: the loop; panel l copied into its group (the panel's buffers freed); the
     // update of column j with the group's first npan panels; my pending columns (one thread:
-    // the last finished group's update, applied a share per step and before a column is needed).
+    // the last finished group's update, applied a share per step, as a staircase of wide GEMMs,
+    // and before a column is needed).
     void loop_delayed();
     void stack_panel(Panel& pn);
     std::optional<ColumnOp> group_op(const Group& gr, index_t j, index_t npan) const;

@@ -11,7 +11,8 @@
 //   panel l+1: factored, solved and broadcast
 //   l == l1: the update of my columns j > l+1 with all d panels: OpenMP tasks (threads), or a
 //     list of pending columns that this thread works off during the next group, a share per
-//     step, MPI polled between them, and the rest before the next group's list.
+//     step as one staircase of wide GEMMs (node_update.hpp), MPI polled between them, and the
+//     rest before the next group's list.
 //
 // Worked example, d = 2, tiles 0..5 on 1 x 2 (columns 0, 2, 4 on rank 0; 1, 3, 5 on rank 1):
 //   l = 0: rank 1 updates column 1 with panel 0 and factors panel 1
@@ -25,9 +26,14 @@
 
 #include <algorithm>
 
+#include "cholesky/node_update.hpp"
+#include "core/trace.hpp"
 #include "kernels/blas.hpp"
 
 namespace cala::detail {
+
+using trace::Kind;
+using trace::Span;
 
 template <class T>
 void CholEngine<T>::stack_panel(Panel& pn) {
@@ -84,15 +90,36 @@ std::optional<typename CholEngine<T>::ColumnOp> CholEngine<T>::group_op(const Gr
     return op;
 }
 
-// Works off `count` pending columns, and every pending column <= upto.
+// Works off the first `count` pending columns and every pending column <= upto, as one
+// staircase (node_update.hpp): wide GEMMs below the chunk's diagonal tiles, a column at a time
+// above them (a GEMM of nb columns packs its whole left operand for nb columns only).
 template <class T>
 void CholEngine<T>::drain_pending(index_t count, index_t upto) {
+    std::size_t end = pend_at_;
+    for (; end < pending_.size() && (count > 0 || pending_[end] <= upto); ++end) --count;
+    if (end == pend_at_) return;
     const Group& gr = grp_[pend_slot_];
-    while (pend_at_ < pending_.size() && (count > 0 || pending_[pend_at_] <= upto)) {
-        update_column(group_op(gr, pending_[pend_at_++], gr.count), true);
-        poll();
-        --count;
-    }
+    const std::vector<index_t> cols(pending_.begin() + static_cast<std::ptrdiff_t>(pend_at_),
+                                    pending_.begin() + static_cast<std::ptrdiff_t>(end));
+    pend_at_ = end;
+    const index_t first = first_row_tile(cols.front());
+    if (first < 0 || gr.off[gr.count] == 0) return;
+    StairUpdate<T> s;
+    for (index_t i = first; i < g_.mt(); ++i)
+        if (g_.ro(i) == r_) s.row_g.push_back(i), s.row_at.push_back(lrow(i) - lrow(first));
+    s.row_at.push_back(lrow(s.row_g.back()) + g_.size(s.row_g.back()) - lrow(first));
+    const index_t c0 = g_.cols.to_local(g_.start(cols.front()));
+    for (index_t j : cols) s.col_g.push_back(j), s.col_at.push_back(g_.cols.to_local(g_.start(j)) - c0);
+    s.col_at.push_back(s.col_at.back() + g_.size(cols.back()));
+    s.k = gr.off[gr.count];
+    s.a = gr.ga.data() + (lrow(first) - gr.base_a), s.lda = gr.ra;
+    s.b = gr.gb.data() + (c0 - gr.base_b), s.ldb = gr.rb;
+    s.c = tile(first, cols.front()), s.ldc = ldw_;
+    const StairRect<T> rect = [&](index_t m, index_t n, const T* a, const T* b, T* c) {
+        Span sp(Kind::Gemm, "gemm");
+        kernels::gemm(Op::N, Op::C, m, n, s.k, T(-1), a, s.lda, b, s.ldb, T(1), c, s.ldc);
+    };
+    stair_update(s, rect, [this] { poll(); });
 }
 
 template <class T>
