@@ -254,7 +254,15 @@ CholeskyPlanInfo plan_info(Uplo uplo, const BlockCyclic& a, GridOrder order, con
     const int nranks = a.p() * a.q();
     std::vector<CholeskyOptions> cands;
     const bool layered = opts.variant == CholeskyVariant::Repl || opts.variant == CholeskyVariant::ReplPart;
-    if (opts.variant == CholeskyVariant::TwoD || (layered && opts.grid3d.p > 0)) {
+    // 2D with the plan's delay and, when it is the plan's to choose, without (the same time, less
+    // memory: what a tight memory limit takes).
+    auto add_2d = [&](CholeskyOptions o) {
+        cands.push_back(o);
+        if (o.delay == 0) cands.push_back((o.delay = 1, o));
+    };
+    if (opts.variant == CholeskyVariant::TwoD) {
+        add_2d(opts);
+    } else if (layered && opts.grid3d.p > 0) {
         cands.push_back(opts);
     } else {
         // 2D on the user's grid, and every p x q x h with h >= 2, P/2 < p·q·h <= P.
@@ -262,7 +270,7 @@ CholeskyPlanInfo plan_info(Uplo uplo, const BlockCyclic& a, GridOrder order, con
             CholeskyOptions o = opts;
             o.variant = CholeskyVariant::TwoD;
             o.grid3d = {};
-            cands.push_back(o);
+            add_2d(o);
         }
         // h up to twice the cube root of P (the 3D optimum is h = P^(1/3)) and the tile count.
         const int hmax = std::min<index_t>(nranks, std::min<index_t>(

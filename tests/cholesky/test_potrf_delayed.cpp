@@ -99,6 +99,15 @@ TEST_CASE("the planner's delay: 256 / nb up to 4, 1 for nb >= 256 and 2.5D, the 
         CAPTURE(i);
         CHECK(test::all_ranks(got[i] == want[i], grid));
     }
+    // A memory limit that the groups do not fit: no delay (same time, less memory).
+    const BlockCyclic a(4096, 4096, 64, 64, grid.p(), grid.q());
+    const auto mem = [&](const CholeskyOptions& o) {
+        return plan_potrf(Uplo::Lower, a, grid.order(), o, sizeof(double), false).memory_bytes;
+    };
+    const std::int64_t m1 = mem({.variant = CholeskyVariant::TwoD, .delay = 1}), m4 = mem(twod);
+    CHECK(m1 < m4);
+    const CholeskyOptions tight{.variant = CholeskyVariant::TwoD, .memory_limit_bytes = m1};
+    CHECK(test::all_ranks(plan_potrf(Uplo::Lower, a, grid.order(), tight, sizeof(double), false).delay == 1, grid));
 }
 
 TEST_CASE("a bad delay is a cala::Error on every rank, A untouched") {
