@@ -42,7 +42,7 @@ namespace {
 struct PotrfArgs {
     index_t n = 4096, nb = 256, block_size = 0;
     std::string grid, variant = "auto", compare = "none", type = "d", panel = "shared", uplo = "L", trace;
-    int runs = 5, threads = 0, lookahead = 1, panel_threads = 0;
+    int runs = 5, threads = 0, lookahead = 1, panel_threads = 0, delay = 0;
     bool plan = false, count_only = false;
 };
 
@@ -114,7 +114,7 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
     fill_spd<T>(a0, seed);
 
     CholeskyOptions base{.variant = parse_variant(args.variant), .lookahead = args.lookahead, .grid3d = g3,
-                         .block_size = args.block_size, .panel_threads = args.panel_threads};
+                         .block_size = args.block_size, .panel_threads = args.panel_threads, .delay = args.delay};
     if (g3.c > 0 && base.variant == CholeskyVariant::Auto) base.variant = CholeskyVariant::ReplPart;
     const CholeskyPlanInfo plan = plan_potrf(uplo, a0.layout(), grid.order(), base, sizeof(T), is_complex_v<T>);
     if (args.plan && world_rank() == 0) std::fprintf(stderr, "cala-bench potrf: plan %s\n", plan.describe().c_str());
@@ -124,10 +124,14 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
 
     const index_t rb = plan.block_size > 0 ? plan.block_size : nb;
     const index_t rows = std::min(n, ceil_div(ceil_div(n, rb), index_t(std::max(plan.grid.p, 1))) * rb);
+    // The update kernel: rb columns deep rb, or with delayed updates (plan.delay panels a group)
+    // rb·delay deep and at least as wide, so that the efficiency stays a fraction of a kernel
+    // cala itself runs.
+    const index_t rd = std::min(n, rb * std::max<index_t>(plan.delay, 1));
     auto measure_reference = [&] {
-        progress("the concurrent reference: " + std::to_string(rows) + "x" + std::to_string(rb) + "x" +
-                 std::to_string(rb) + " on every thread of every rank at once");
-        return gemm_reference<T>(rows, rb, rb, Op::C, Threading::PerThread, args.threads, comm);
+        progress("the concurrent reference: " + std::to_string(rows) + "x" + std::to_string(rd) + "x" +
+                 std::to_string(rd) + " on every thread of every rank at once");
+        return gemm_reference<T>(rows, rd, rd, Op::C, Threading::PerThread, args.threads, comm);
     };
     Reference ref;
     if (!args.count_only) ref = measure_reference();
@@ -177,6 +181,7 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
             {"variant", to_string(plan.variant)},
             {"plan_grid", std::to_string(plan.grid.p) + "x" + std::to_string(plan.grid.q) + "x" + std::to_string(plan.grid.c)},
             {"panel", mname}, {"panel_threads", args.panel_threads}, {"lookahead", args.lookahead},
+            {"delay", plan.delay},
             {"ranks", ranks}, {"threads", args.threads}, {"runs", args.count_only ? 1 : args.runs}, {"info", info},
             {"words_max", max_over_ranks(words, comm)}, {"words_model_max", max_over_ranks(model.words, comm)},
             {"words_recv_max", max_over_ranks(recv, comm)},
@@ -259,6 +264,8 @@ void add_potrf_command(CLI::App& app) {
     cmd->add_option("--runs", args->runs, "reported runs (after one warm-up)")->check(CLI::PositiveNumber)->capture_default_str();
     cmd->add_option("--threads", args->threads, "OpenMP threads per rank (default: OpenMP's max)")->check(CLI::NonNegativeNumber);
     cmd->add_option("--lookahead", args->lookahead, "0 or 1")->capture_default_str();
+    cmd->add_option("--delay", args->delay, "2D: panels per delayed trailing update (0: the planner's)")
+        ->check(CLI::NonNegativeNumber)->capture_default_str();
     cmd->add_option("--compare", args->compare, "reference to run on the same data")
         ->check(CLI::IsMember({"none", "scalapack"}))->capture_default_str();
     cmd->add_option("--type", args->type, "element type: d, s, z, c")->check(CLI::IsMember({"d", "s", "z", "c"}))->capture_default_str();

@@ -65,6 +65,11 @@ struct CholeskyOptions {
     std::int64_t max_device_bytes = 0;     ///< as GemmOptions::max_device_bytes
     std::vector<double> unit_speeds = {};  ///< as GemmOptions::unit_speeds (CALA_UNIT_SPEEDS)
     std::string node_strategy = {};        ///< as GemmOptions::node_strategy (CALA_NODE_STRATEGY)
+    /// 2D: panels whose trailing updates are applied together, in one update of depth
+    /// delay·nb per local column block; the columns of the next panels are updated left-looking
+    /// first, the broadcasts stay those of every step (docs/cholesky.md). 1: every step; 0: the
+    /// planner's choice (256 / nb, at most 4; 1 for nb >= 256, 2.5D grids and device units).
+    int delay = 0;
 };
 
 /// Cholesky factorization of the Hermitian positive definite matrix A (n x n, the `uplo`
@@ -118,6 +123,7 @@ struct CholeskyPlanInfo {
     CholeskyVariant variant = CholeskyVariant::TwoD;
     Shape3D grid;           ///< p x q x h (h = 1 for 2D)
     index_t block_size = 0;
+    int delay = 1;           ///< panels per group of delayed trailing updates (CholeskyOptions::delay)
     bool converted = false;  ///< the input is redistributed into a working layout and back
     int idle_ranks = 0;
     double words = 0, msgs = 0, flops = 0;  ///< busiest rank: max(sent, received) words, messages, flops

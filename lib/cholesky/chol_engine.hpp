@@ -4,7 +4,9 @@
 //   panel.cpp   steps A-G: the diagonal factor, the panel solve, the row/column broadcasts
 //               (and, 2.5D, the fiber reductions and the distribution of the solved panel);
 //   engine.cpp  step H, the trailing update (OpenMP tasks per local column, or the node), and
-//               the loop with its lookahead.
+//               the loop with its lookahead;
+//   delayed.cpp the loop with delayed updates (CholGeom::delay > 1): the panels of a group
+//               stacked, one update of the group's depth per column.
 
 #include <optional>
 #include <utility>
@@ -38,6 +40,17 @@ private:
         std::vector<Request> row_req, col_req;
         bool col_posted = false;
         bool ready = false;               // panel() finished setting this step up
+    };
+
+    // The panels of one group of delayed updates (delayed.cpp), stacked side by side: ga holds
+    // my process row's tiles i > l0 (ld ra, row = local row - base_a), gb my process column's
+    // tiles j > l0 (ld rb, row = local column - base_b); panel l at column off[l - l0]. Panel l
+    // fills the rows of tiles > l only, which are all an update of a column j > l reads.
+    struct Group {
+        index_t l0 = -1, count = 0;     // first panel, panels stacked so far
+        std::vector<index_t> off;       // column offsets of the group's panels (size + 1)
+        index_t ra = 0, rb = 0, base_a = 0, base_b = 0;
+        Buffer<T> ga, gb;
     };
 
     T* tile(index_t i, index_t j) const {
@@ -91,7 +104,9 @@ private:
     void update_column(const std::optional<ColumnOp>& op, bool poll_ok = false);
 
     // The same in row blocks shared with free threads (the lookahead column, Shared).
-    void update_column_shared(const Panel& pn, index_t j);
+    void update_column_shared(const std::optional<ColumnOp>& op);
+    // The lookahead column's update by the master (Shared), or on a team (Single, Aggregated).
+    void update_next(const std::optional<ColumnOp>& op);
 
     // c -= a·bᴴ in row chunks, driving MPI between them (the broadcasts in flight move only
     // inside MPI calls) when this thread may call MPI.
@@ -111,6 +126,21 @@ private:
     int team_size(const Aggregate& team) const { return a_.devices != nullptr ? threads_ : team.size(); }
 
     void loop();
+
+    // delayed.cpp: the loop; panel l copied into its group (the panel's buffers freed); the
+    // update of column j with the group's first npan panels; my pending columns (one thread:
+    // the last finished group's update, applied a share per step, as a staircase of wide GEMMs,
+    // and before a column is needed).
+    void loop_delayed();
+    void stack_panel(Panel& pn);
+    std::optional<ColumnOp> group_op(const Group& gr, index_t j, index_t npan) const;
+    void drain_pending(index_t count, index_t upto);
+
+    Group grp_[2];
+    char grpsent_[2] = {0, 0};
+    std::vector<index_t> pending_;  // columns, ascending, of group pend_slot_, from pend_at_ on
+    std::size_t pend_at_ = 0;
+    int pend_slot_ = 0;
 
     const EngineArgs& a_;
     const CholGeom& g_;

@@ -96,8 +96,7 @@ void CholEngine<T>::update_column(const std::optional<ColumnOp>& op, bool poll_o
 
 // The same in row blocks shared with free threads (the lookahead column, Shared).
 template <class T>
-void CholEngine<T>::update_column_shared(const Panel& pn, index_t j) {
-    const auto op = column_op(pn, j);
+void CholEngine<T>::update_column_shared(const std::optional<ColumnOp>& op) {
     if (!op) return;
     const index_t below = op->rows - op->diag, k = op->k;
     const index_t first = op->diag > 0 ? 1 : 0;
@@ -112,6 +111,17 @@ void CholEngine<T>::update_column_shared(const Panel& pn, index_t j) {
         kernels::gemm(Op::N, Op::C, std::min(kChunk, op->rows - i0), op->bj, k, T(-1), op->a + i0, op->lda, op->b,
                       op->ldb, T(1), op->c + i0, ldw_);
     });
+}
+
+template <class T>
+void CholEngine<T>::update_next(const std::optional<ColumnOp>& op) {
+    if (shared_) {
+        update_column_shared(op);
+        return;
+    }
+    Aggregate team(agg_);
+    kernels::ThreadScope k(team_size(team));
+    update_column(op);
 }
 
 // c -= a·bᴴ in row chunks, driving MPI between them (the broadcasts in flight move only
@@ -148,6 +158,10 @@ template <class T>
 void CholEngine<T>::loop() {
     const index_t mt = g_.mt();
     const bool tasks = threads_ > 1 && a_.devices == nullptr;
+    if (g_.delay > 1 && a_.devices == nullptr) {
+        loop_delayed();
+        return;
+    }
     const bool la = a_.lookahead > 0;
     panel(0);
     for (index_t l = 0; l < mt; ++l) {
@@ -163,15 +177,7 @@ void CholEngine<T>::loop() {
                 char* cs = &colsent_[l + 1];
 #pragma omp taskwait depend(inout : cs[0])
             }
-            if (next_mine && pn.width > 0) {
-                if (shared_) {
-                    update_column_shared(pn, l + 1);
-                } else {
-                    Aggregate team(agg_);
-                    kernels::ThreadScope k(team_size(team));
-                    update_column(column_op(pn, l + 1));
-                }
-            }
+            if (next_mine && pn.width > 0) update_next(column_op(pn, l + 1));
             if (tasks) {
                 // Every reader of panel l-2 (the slot panel l+1 takes) is done: step l-1's
                 // update may still run, so neither thread waits for the panel.
@@ -272,7 +278,8 @@ index_t potrf_engine(const EngineArgs& a, T* w, index_t ldw) {
     return e.run();
 }
 
-#define CALA_INST(T) template index_t potrf_engine<T>(const EngineArgs&, T*, index_t);
+// (The class here as in panel.cpp and delayed.cpp: each file's members, used across them.)
+#define CALA_INST(T) template class CholEngine<T>; template index_t potrf_engine<T>(const EngineArgs&, T*, index_t);
 CALA_FOR_EACH_TYPE(CALA_INST)
 #undef CALA_INST
 

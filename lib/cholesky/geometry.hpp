@@ -20,6 +20,7 @@
 //      message), the tiles of columns c whose rows are r' broadcast down column c from r'
 //   H  trailing update (herk on diagonal tiles, gemm below) in the update layers
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -32,6 +33,7 @@ struct CholGeom {
     Dist1D rows, cols;  ///< the working layout: same n, nb, ib; p and q ranks
     int h = 1;
     bool part = false;  ///< ReplPart: every panel split into h column slices
+    int delay = 1;      ///< 2D: panels per group of delayed trailing updates (groups start at multiples)
 
     index_t mt() const noexcept { return rows.num_blocks(); }
     index_t start(index_t i) const noexcept { return rows.block_start(i); }
@@ -42,6 +44,9 @@ struct CholGeom {
     int co(index_t j) const noexcept { return cols.block_owner(j); }
     /// Home layer of block row i (where its tiles live in the layered layout and are solved).
     int home(index_t i) const noexcept { return h == 1 ? 0 : static_cast<int>((i % (index_t(h) * p())) / p()); }
+    /// The first and last panel of step l's group of delayed updates.
+    index_t group_first(index_t l) const noexcept { return l - l % delay; }
+    index_t group_last(index_t l) const noexcept { return std::min<index_t>(mt() - 1, group_first(l) + delay - 1); }
     /// Layer that runs the trailing update of step l (Repl).
     int update_layer(index_t l) const noexcept { return static_cast<int>(l % h); }
     /// Columns [first, second) of tile column l that layer s updates with (whole tile for Repl).

@@ -49,7 +49,16 @@ LoopTotals engine_cost(const CholGeom& g, int me, int r, int c, bool cplx, const
     const int h = g.h, p = g.p(), q = g.q();
     const double fm = cplx ? 4.0 : 1.0;  // flops of a complex multiply-add over a real one
     std::int64_t panel_peak[3] = {0, 0, 0}, node_prev = 0;
+    std::int64_t group_now = 0, group_prev = 0;  // delayed updates: two groups' stacked panels
     for (index_t l = 0; l < g.mt(); ++l) {
+        if (g.delay > 1 && l == g.group_first(l)) {
+            index_t rows = g.rows_of(g.panel_rows(l, r, -1));
+            for (index_t j = l + 1; j < g.mt(); ++j)
+                if (g.co(j) == c) rows += g.size(j);
+            const index_t l1 = g.group_last(l);
+            group_prev = group_now;
+            group_now = rows * (g.start(l1) + g.size(l1) - g.start(l));
+        }
         const index_t b = g.size(l);
         const bool diag = r == g.ro(l) && c == g.co(l), in_col = c == g.co(l);
         std::int64_t step_buf = 0, transient = 0;
@@ -140,17 +149,17 @@ LoopTotals engine_cost(const CholGeom& g, int me, int r, int c, bool cplx, const
                 node = ncols * width + (node::detail::device_workspace_bound(*dev, mrows, ncols, width, elem) + e - 1) / e;
             }
         }
-        // Three steps' panels are alive at once (panel l+1 is built while step l-1's update
+        // Three steps' panels are alive at once (an upper bound with delayed updates: there a
+        // panel is freed once stacked into its group) (panel l+1 is built while step l-1's update
         // tasks may still read panel l-1), plus this step's transient buffers.
         // With lookahead, panel l runs beside step l-1's update on the node (engine.cpp).
         panel_peak[l % 3] = panel;
         out.buffers = std::max(out.buffers, panel_peak[0] + panel_peak[1] + panel_peak[2] + transient + step_buf +
-                                                std::max(node, node_prev));
+                                                std::max(node, node_prev) + group_now + group_prev);
         node_prev = node;
     }
     return out;
 }
-
 
 }  // namespace
 
@@ -232,6 +241,7 @@ CholeskyPlanInfo score(const CholPlan& plan, Uplo uplo, const BlockCyclic& a, Gr
     info.variant = plan.variant;
     info.grid = {plan.p, plan.q, plan.h};
     info.block_size = plan.work.rows.nb;
+    info.delay = plan.geom.delay;
     info.converted = plan.convert;
     const int nranks = a.p() * a.q();
     info.idle_ranks = plan.h > 1 ? nranks - plan.p * plan.q * plan.h : 0;
@@ -264,7 +274,15 @@ CholeskyPlanInfo plan_info(Uplo uplo, const BlockCyclic& a, GridOrder order, con
     const int nranks = a.p() * a.q();
     std::vector<CholeskyOptions> cands;
     const bool layered = opts.variant == CholeskyVariant::Repl || opts.variant == CholeskyVariant::ReplPart;
-    if (opts.variant == CholeskyVariant::TwoD || (layered && opts.grid3d.p > 0)) {
+    // 2D with the plan's delay and, when it is the plan's to choose, without (the same time, less
+    // memory: what a tight memory limit takes).
+    auto add_2d = [&](CholeskyOptions o) {
+        cands.push_back(o);
+        if (o.delay == 0) cands.push_back((o.delay = 1, o));
+    };
+    if (opts.variant == CholeskyVariant::TwoD) {
+        add_2d(opts);
+    } else if (layered && opts.grid3d.p > 0) {
         cands.push_back(opts);
     } else {
         // 2D on the user's grid, and every p x q x h with h >= 2, P/2 < p·q·h <= P.
@@ -272,7 +290,7 @@ CholeskyPlanInfo plan_info(Uplo uplo, const BlockCyclic& a, GridOrder order, con
             CholeskyOptions o = opts;
             o.variant = CholeskyVariant::TwoD;
             o.grid3d = {};
-            cands.push_back(o);
+            add_2d(o);
         }
         // h up to twice the cube root of P (the 3D optimum is h = P^(1/3)) and the tile count.
         const int hmax = std::min<index_t>(nranks, std::min<index_t>(
@@ -333,7 +351,7 @@ CholeskyOptions resolve_potrf(Uplo uplo, const BlockCyclic& a, GridOrder order, 
 std::string CholeskyPlanInfo::describe() const {
     std::ostringstream s;
     s << to_string(variant) << ' ' << grid.p << 'x' << grid.q << 'x' << grid.c << " nb=" << block_size
-      << (converted ? " converted" : "") << " words=" << words << " msgs=" << msgs
+      << (delay > 1 ? " delay=" + std::to_string(delay) : std::string()) << (converted ? " converted" : "") << " words=" << words << " msgs=" << msgs
       << " mem=" << memory_bytes << "B predicted=" << predicted_time_s << "s";
     if (idle_ranks > 0) s << " idle=" << idle_ranks;
     return s.str();

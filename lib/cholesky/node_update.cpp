@@ -16,8 +16,8 @@ namespace {
 template <class T>
 class Stair {
 public:
-    Stair(const StairUpdate<T>& s, const DeviceGemmOptions& dev, const std::function<void()>& poll)
-        : s_(s), dev_(dev), poll_(poll) {}
+    Stair(const StairUpdate<T>& s, const StairRect<T>& rect, const std::function<void()>& poll)
+        : s_(s), rect_(rect), poll_(poll) {}
 
     // The tiles (i, j), j in columns [c0, c1), j <= i < rmax.
     void run(std::size_t c0, std::size_t c1, index_t rmax) {
@@ -26,9 +26,7 @@ public:
         const std::size_t r0 = row_from(s_.col_g[mid]), r1 = row_from(rmax);
         if (r1 > r0) {
             const index_t x = s_.row_at[r0], y = s_.col_at[c0];
-            trace::Span sp(trace::Kind::Gemm, "node gemm");
-            device_gemm(Op::N, Op::C, s_.row_at[r1] - x, s_.col_at[mid] - y, s_.k, T(-1), s_.a + x, s_.lda, s_.b + y,
-                        s_.ldb, T(1), s_.c + x + y * s_.ldc, s_.ldc, dev_);
+            rect_(s_.row_at[r1] - x, s_.col_at[mid] - y, s_.a + x, s_.b + y, s_.c + x + y * s_.ldc);
             poll_();
         }
         run(c0, mid, s_.col_g[mid]);
@@ -61,20 +59,30 @@ private:
     }
 
     const StairUpdate<T>& s_;
-    const DeviceGemmOptions& dev_;
+    const StairRect<T>& rect_;
     const std::function<void()>& poll_;
 };
 
 }  // namespace
 
 template <class T>
-void stair_update(const StairUpdate<T>& s, const DeviceGemmOptions& dev, const std::function<void()>& poll) {
+void stair_update(const StairUpdate<T>& s, const StairRect<T>& rect, const std::function<void()>& poll) {
     if (s.col_g.empty() || s.row_g.empty() || s.k == 0) return;
-    Stair<T>(s, dev, poll).run(0, s.col_g.size(), std::numeric_limits<index_t>::max());
+    Stair<T>(s, rect, poll).run(0, s.col_g.size(), std::numeric_limits<index_t>::max());
 }
 
-#define CALA_INST(T) \
-    template void stair_update<T>(const StairUpdate<T>&, const DeviceGemmOptions&, const std::function<void()>&);
+template <class T>
+void stair_update(const StairUpdate<T>& s, const DeviceGemmOptions& dev, const std::function<void()>& poll) {
+    const StairRect<T> rect = [&](index_t m, index_t n, const T* a, const T* b, T* c) {
+        trace::Span sp(trace::Kind::Gemm, "node gemm");
+        device_gemm(Op::N, Op::C, m, n, s.k, T(-1), a, s.lda, b, s.ldb, T(1), c, s.ldc, dev);
+    };
+    stair_update(s, rect, poll);
+}
+
+#define CALA_INST(T)                                                                                          \
+    template void stair_update<T>(const StairUpdate<T>&, const DeviceGemmOptions&, const std::function<void()>&); \
+    template void stair_update<T>(const StairUpdate<T>&, const StairRect<T>&, const std::function<void()>&);
 CALA_FOR_EACH_TYPE(CALA_INST)
 #undef CALA_INST
 

@@ -22,6 +22,7 @@
 //                                              9   R  R  r  x
 //   (d: herk, x: cpu gemm of a leaf, R and r: device_gemm rectangles)
 //
+// (The rectangles may go elsewhere: stair_update with a StairRect.)
 // |J| - 1 device_gemm calls per step; the first carries about half of the step's flops. The
 // node's tile moves stay inside the rank: no message changes.
 
@@ -52,5 +53,12 @@ struct StairUpdate {
 /// Runs the update (see above) with the rectangles on `dev`; poll() between them (MPI progress).
 template <class T>
 void stair_update(const StairUpdate<T>& s, const DeviceGemmOptions& dev, const std::function<void()>& poll);
+
+/// The same with the rectangles (c -= a·bᴴ, m x n, depth s.k, s's leading dimensions) given to
+/// `rect` (delayed.cpp: one host GEMM each, wide where per-column calls are narrow).
+template <class T>
+using StairRect = std::function<void(index_t m, index_t n, const T* a, const T* b, T* c)>;
+template <class T>
+void stair_update(const StairUpdate<T>& s, const StairRect<T>& rect, const std::function<void()>& poll);
 
 }  // namespace cala::detail

@@ -8,6 +8,12 @@ bool chol_aligned(const BlockCyclic& l) {
     return l.rows.n == l.cols.n && l.rows.nb == l.cols.nb && l.rows.ib == l.cols.ib;
 }
 
+int chol_delay(const CholeskyOptions& opts, index_t nb, int h) {
+    if (h > 1 || !opts.devices.empty()) return 1;
+    if (opts.delay > 0) return opts.delay;
+    return nb >= 256 ? 1 : static_cast<int>(std::clamp<index_t>(256 / std::max<index_t>(nb, 1), 1, 4));
+}
+
 CholPlan make_chol_plan(Uplo uplo, const BlockCyclic& a, int nranks, const CholeskyOptions& opts) {
     CholPlan pl;
     const index_t n = a.m();
@@ -28,6 +34,7 @@ CholPlan make_chol_plan(Uplo uplo, const BlockCyclic& a, int nranks, const Chole
     pl.geom.cols = pl.work.cols;
     pl.geom.h = pl.h;
     pl.geom.part = pl.variant == CholeskyVariant::ReplPart;
+    pl.geom.delay = chol_delay(opts, nb, pl.h);
     return pl;
 }
 

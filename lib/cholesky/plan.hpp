@@ -22,6 +22,10 @@ struct CholPlan {
 /// Whether a layout has square tiles aligned with the diagonal (the engine works on it as is).
 bool chol_aligned(const BlockCyclic& l);
 
+/// Panels per group of delayed trailing updates (CholeskyOptions::delay; 0: 256 / nb, at most 4,
+/// 1 for nb >= 256); always 1 on 2.5D grids and with device units.
+int chol_delay(const CholeskyOptions& opts, index_t nb, int h);
+
 /// The plan for these arguments on `nranks` ranks (the variant and grid come from `opts`;
 /// CholeskyVariant::Auto must have been resolved by the planner into opts.variant/grid3d).
 CholPlan make_chol_plan(Uplo uplo, const BlockCyclic& a, int nranks, const CholeskyOptions& opts);

@@ -40,6 +40,7 @@ std::string check_potrf_options(const CholeskyOptions& o, int nranks) {
     if (o.lookahead < 0) return cat("potrf: lookahead must be >= 0, got ", o.lookahead);
     if (o.block_size < 0) return cat("potrf: block_size must be >= 0, got ", o.block_size);
     if (o.memory_limit_bytes < 0) return cat("potrf: memory_limit_bytes must be >= 0, got ", o.memory_limit_bytes);
+    if (o.delay < 0) return cat("potrf: delay must be >= 0, got ", o.delay);
     if (o.panel_threads < 0) return cat("potrf: panel_threads must be >= 0, got ", o.panel_threads);
     if (o.max_device_bytes < 0) return cat("potrf: max_device_bytes must be >= 0, got ", o.max_device_bytes);
     if (std::string e = node::detail::units_error(o.devices, o.unit_speeds, o.node_strategy, "potrf"); !e.empty())
@@ -79,7 +80,7 @@ std::uint64_t potrf_fingerprint(Uplo uplo, const MatrixRef<T>& a, const Cholesky
     h = fingerprint(h, a.layout());
     const std::int64_t opt[] = {static_cast<std::int64_t>(o.variant), o.lookahead, o.grid3d.p, o.grid3d.q, o.grid3d.c,
                                 o.block_size, o.memory_limit_bytes, static_cast<std::int64_t>(o.panel), o.panel_threads,
-                                o.max_device_bytes};
+                                o.max_device_bytes, o.delay};
     // The units of every rank's updates (a list that differs between ranks: an error on every rank).
     return node::detail::fingerprint_units(fingerprint(h, opt, sizeof opt), o.devices, o.unit_speeds, o.node_strategy);
 }

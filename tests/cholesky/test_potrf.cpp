@@ -13,81 +13,19 @@
 #include <cstdio>
 #include <cstring>
 
-#include "support/cholesky.hpp"
-#include "support/helpers.hpp"
+#include "support/potrf_case.hpp"
 
 using namespace cala;
 
 namespace {
 
-struct Case {
-    index_t n, mb, nb;
-    int rsrc, csrc;
-    index_t off;  // submatrix offset (both dimensions)
-};
+using test::Case;
+using test::run_case;
 
 const Case kCases[] = {
     {0, 4, 4, 0, 0, 0},  {1, 4, 4, 0, 0, 0},   {3, 8, 8, 0, 0, 0},   {37, 4, 4, 0, 0, 0},
     {29, 5, 5, 1, 1, 3}, {26, 4, 6, 0, 1, 2},  {40, 8, 8, 0, 0, 0},
 };
-
-template <class T>
-struct Spd {
-    std::vector<T> a;  // the parent matrix (column-major, ld = rows)
-    index_t ld;
-};
-
-template <class T>
-void run_case(const Grid2D& grid, const Case& c, Uplo uplo, const CholeskyOptions& opts, index_t bad = -1,
-              index_t expect_info = 0) {
-    const index_t pn = c.n + c.off;
-    DistMatrix<T> parent(grid, pn, pn, c.mb, c.nb, c.rsrc % grid.p(), c.csrc % grid.q());
-    test::randomize(parent.view());
-    std::vector<T> g0 = gather(parent.view());
-    std::vector<T> spd;
-    if (grid.comm().rank() == 0) spd = test::make_spd(g0, pn, c.off, c.n, bad);
-    scatter(spd.data(), pn, parent.view());
-    const MatrixRef<T> a = parent.sub(c.off, c.off, c.n, c.n);
-
-    const Cost model = potrf_cost(uplo, a.layout(), grid.order(), opts, grid.comm().rank(), sizeof(T), is_complex_v<T>);
-    const std::int64_t mem0 = memory_stats().current_bytes;
-    reset_peak_memory();
-    reset_traffic();
-    const index_t info = potrf(uplo, a, opts);
-    const Traffic t = traffic();
-    const std::int64_t extra = memory_stats().peak_bytes - mem0;
-    const std::vector<T> f = gather(parent.view());
-
-    double err = 0;
-    bool untouched = true;
-    if (grid.comm().rank() == 0 && bad < 0) {
-        err = test::factor_error(spd, f, pn, c.off, c.n, uplo);
-        untouched = test::rest_untouched(spd, f, pn, c.off, c.n, uplo);
-    }
-    CAPTURE(c.n);
-    CAPTURE(c.mb);
-    CAPTURE(c.nb);
-    CAPTURE(c.off);
-    CAPTURE(uplo_char(uplo));
-    const std::string variant = to_string(opts.variant);
-    CAPTURE(variant);
-    CAPTURE(extra);
-    CAPTURE(model.extra_bytes);
-    CAPTURE(opts.grid3d.p);
-    CAPTURE(opts.grid3d.q);
-    CAPTURE(opts.grid3d.c);
-    CHECK(test::all_ranks(info == expect_info, grid));
-    CHECK(test::all_ranks(err < 30.0, grid));
-    CHECK(test::all_ranks(untouched, grid));
-    if (bad < 0) {
-        if (extra > model.extra_bytes)
-            std::fprintf(stderr, "rank %d: n=%lld %s h=%d workspace %lld > model %lld\n", grid.comm().rank(),
-                         (long long)c.n, variant.c_str(), opts.grid3d.c, (long long)extra, (long long)model.extra_bytes);
-        CHECK(test::all_ranks(t.words() == model.words && t.words_recv == model.words_recv, grid));
-        CHECK(test::all_ranks(t.msgs() == model.msgs, grid));
-        CHECK(test::all_ranks(extra <= model.extra_bytes, grid));
-    }
-}
 
 std::vector<CholeskyOptions> layouts_for(int n) {
     std::vector<CholeskyOptions> out = {

@@ -1,15 +1,17 @@
-/* pdtrsm_, pdposv_, pdsyrk_, pdsymm_ or pdgetrf_ through the ScaLAPACK ABI, timed: a plain ScaLAPACK
+/* pdtrsm_, pdposv_, pdsyrk_, pdsymm_, pdgetrf_ or pdpotrf_ through the ScaLAPACK ABI, timed: a plain ScaLAPACK
  * program (it knows nothing of cala) for compare.py, which runs it with the shim preloaded and
  * CALA_SHIM=off (ScaLAPACK's own routine, same process setup) and on (cala's).
  *
- * usage: abi_solve trsm|posv|syrk|symm n nrhs nb p q runs
+ * usage: abi_solve trsm|posv|syrk|symm|getrf|potrf n nrhs nb p q runs
  *   trsm: B := inv(L)·B, L n x n lower triangular (non-unit), B n x nrhs;
  *   posv: A·X = B, A n x n Hermitian positive definite (lower), B n x nrhs;
  *   syrk: C := X·Xᵀ + C on C's lower triangle, X n x nrhs, C n x n (its upper triangle must stay);
  *   symm: B := S·X + B, S n x n symmetric with its lower triangle stored (NaN above: never read),
  *         X and B n x nrhs;
  *   getrf: A = P·L·U, A n x n general (ScaLAPACK's pdgetrf_, which calls pdtrsm_ and pdgemm_:
- *         with the shim preloaded, those go through cala; nrhs is not used).
+ *         with the shim preloaded, those go through cala; nrhs is not used);
+ *   potrf: A = L·Lᵀ, A n x n symmetric positive definite, its lower triangle stored (NaN above:
+ *         never read; nrhs is not used).
  * Operands are restored (untimed) before every run. Prints, from process (0, 0), the best time
  * over the runs (the slowest process's), GFLOP/s and a checksum of the result (B, or all of C).
  */
@@ -44,8 +46,9 @@ void pdsymm_(const char*, const char*, const int*, const int*, const double*, co
              const int*, const int*);
 
 void pdgetrf_(const int*, const int*, double*, const int*, const int*, const int*, int*, int*);
+void pdpotrf_(const char*, const int*, double*, const int*, const int*, const int*, int*);
 
-enum Routine { TRSM, POSV, SYRK, SYMM, GETRF };
+enum Routine { TRSM, POSV, SYRK, SYMM, GETRF, POTRF };
 
 static double entry(unsigned seed, long i, long j) {
     unsigned long h = (unsigned long)seed * 0x9E3779B97F4A7C15ul ^ (unsigned long)i * 0xBF58476D1CE4E5B9ul ^
@@ -65,16 +68,16 @@ static double now(void) {
 int main(int argc, char** argv) {
     int me, nprocs, ctxt, nprow, npcol, myrow, mycol;
     Cblacs_pinfo(&me, &nprocs);
-    const char* names[] = {"trsm", "posv", "syrk", "symm", "getrf"};
+    const char* names[] = {"trsm", "posv", "syrk", "symm", "getrf", "potrf"};
     int routine = -1;
-    for (int r = 0; r < 5 && argc > 1; ++r)
+    for (int r = 0; r < 6 && argc > 1; ++r)
         if (strcmp(argv[1], names[r]) == 0) routine = r;
     const int posv = routine == POSV;
     const int n = argc > 2 ? atoi(argv[2]) : 1024, nrhs = argc > 3 ? atoi(argv[3]) : 1024;
     const int nb = argc > 4 ? atoi(argv[4]) : 256, p = argc > 5 ? atoi(argv[5]) : 1, q = argc > 6 ? atoi(argv[6]) : 2;
     const int runs = argc > 7 ? atoi(argv[7]) : 3;
     if (routine < 0 || n < 1 || nrhs < 1 || nb < 1 || p * q > nprocs || runs < 1) {
-        if (me == 0) fprintf(stderr, "usage: %s trsm|posv|syrk|symm|getrf n nrhs nb p q runs (p*q <= %d)\n", argv[0], nprocs);
+        if (me == 0) fprintf(stderr, "usage: %s trsm|posv|syrk|symm|getrf|potrf n nrhs nb p q runs (p*q <= %d)\n", argv[0], nprocs);
         Cblacs_exit(0);
         return 1;
     }
@@ -126,6 +129,7 @@ int main(int argc, char** argv) {
         if (posv) pdposv_("L", &n, &nrhs, a, &one, &one, desca, b, &one, &one, descb, &info);
         else if (routine == TRSM) pdtrsm_("L", "L", "N", "N", &n, &nrhs, &alpha, a, &one, &one, desca, b, &one, &one, descb);
         else if (routine == GETRF) pdgetrf_(&n, &n, a, &one, &one, desca, ipiv, &info);
+        else if (routine == POTRF) pdpotrf_("L", &n, a, &one, &one, desca, &info);
         else if (routine == SYRK) pdsyrk_("L", "N", &n, &nrhs, &alpha, b, &one, &one, descb, &beta, a, &one, &one, desca);
         else pdsymm_("L", "L", &n, &nrhs, &alpha, a, &one, &one, desca, x, &one, &one, descb, &beta, b, &one, &one, descb);
         Cblacs_barrier(ctxt, "All");
@@ -134,12 +138,13 @@ int main(int argc, char** argv) {
         if (t < best) best = t;
     }
     double sums[2] = {0.0, 0.0};
-    const int on_a = routine == SYRK || routine == GETRF;
+    const int on_a = routine == SYRK || routine == GETRF || routine == POTRF;
     const double* res = on_a ? a : b; /* the result: C, the LU factors, or B */
     for (int jl = 0; jl < (on_a ? nloc : rloc); ++jl) {
         const int jf = jl + 1, j = indxl2g_(&jf, &nb, &mycol, &zero, &npcol) - 1;
         for (int il = 0; il < mloc; ++il) {
             const int i_f = il + 1, i = indxl2g_(&i_f, &nb, &myrow, &zero, &nprow) - 1;
+            if (routine == POTRF && i < j) continue; /* the factor: the lower triangle */
             const double v = res[il + (size_t)jl * lld];
             sums[0] += entry(3, i, j) * v;
             sums[1] += v * v;
@@ -148,12 +153,13 @@ int main(int argc, char** argv) {
     Cdgsum2d(ctxt, "All", " ", 2, 1, sums, 2, 0, 0);
     /* syrk: n(n+1)·k, LAPACK's count; symm: 2n²·nrhs */
     const double flops = routine == GETRF  ? 2.0 / 3.0 * n * (double)n * n
+                         : routine == POTRF ? n * (double)n * n / 3.0
                          : routine == SYRK ? n * (n + 1.0) * nrhs
                          : routine == SYMM ? 2.0 * n * (double)n * nrhs
                                            : (posv ? n * (double)n * n / 3.0 : 0.0) + (posv ? 2.0 : 1.0) * n * (double)n * nrhs;
     if (myrow == 0 && mycol == 0)
         printf("pd%s n=%d nrhs=%d nb=%d grid=%dx%d runs=%d info=%d best_s=%.6f gflops=%.2f checksum=%.15e "
-               "norm2=%.15e\n", names[routine], n, nrhs, nb, nprow, npcol, runs, posv || routine == GETRF ? info : 0, best,
+               "norm2=%.15e\n", names[routine], n, nrhs, nb, nprow, npcol, runs, posv || routine == GETRF || routine == POTRF ? info : 0, best,
                flops / best * 1e-9, sums[0], sums[1]);
     free(a0);
     free(a);
