@@ -1,5 +1,6 @@
 // cala::gemm at the caller's block size and matrix shape (issue 17): the shapes of the issue
-// scaled down, nb in {1, 3, 32, 64, 256}, every transpose pair, both orientations of the grid;
+// scaled down, nb in {1, 3, 32, 64, 256}, every transpose pair, both orientations of the grid
+// (1x2, 2x1; 2x2, 1x4 on 4 ranks);
 // each result against the sequential reference, each rank's traffic and workspace equal to the
 // model of the plan the planner chose (redistributions included), and the choice the same on
 // every rank. Run once on the default machine constants and once on a slow network, so that
@@ -31,7 +32,7 @@ const index_t kBlocks[] = {1, 3, 32, 64, 256};
 
 std::vector<std::pair<int, int>> grids(int n) {
     if (n == 2) return {{1, 2}, {2, 1}};
-    return {{2, 2}, {1, 4}, {4, 1}};
+    return {{2, 2}, {1, 4}};
 }
 
 // The same on every rank: the chosen plan's line and every candidate's (hashes compared by an
@@ -72,6 +73,11 @@ GemmPlanReport report_for(const Grid2D& grid, const Mnk& s, index_t nb, Op oa, O
     return explain_gemm_plan(oa, ob, a, b, c, grid.order(), {}, sizeof(double), false);
 }
 
+bool sampled(Op oa, Op ob) {
+    return (oa == Op::N && ob == Op::N) || (oa == Op::T && ob == Op::C) || (oa == Op::C && ob == Op::N) ||
+           (oa == Op::N && ob == Op::T);
+}
+
 std::string chosen_kind(const GemmPlanReport& r) {
     for (const auto& x : r.candidates)
         if (x.info.user_grid == r.chosen.user_grid && x.info.variant == r.chosen.variant &&
@@ -97,9 +103,11 @@ TEST_CASE_TEMPLATE("the issue's shapes at every nb: reference, model, one choice
                 for (index_t nb : kBlocks)
                     for (Op oa : ops)
                         for (Op ob : ops) {
-                            // Real types: C is T, so one pair with C each; complex: all nine.
+                            // Real types: C is T, so one pair with C each; complex: all nine on 2
+                            // ranks, four on 4 (oversubscribed on CI's 2 cores).
                             if (!is_complex_v<T> && (oa == Op::C || ob == Op::C) && !(oa == Op::T && ob == Op::C))
                                 continue;
+                            if (world.size() > 2 && !sampled(oa, ob)) continue;
                             const GemmPlanReport rep = report_for(grid, s, nb, oa, ob);
                             std::string all = rep.chosen.describe();
                             for (const auto& l : rep.lines()) all += l;
