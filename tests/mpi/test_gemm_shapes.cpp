@@ -104,10 +104,10 @@ TEST_CASE_TEMPLATE("the issue's shapes at every nb: reference, model, one choice
                     for (Op oa : ops)
                         for (Op ob : ops) {
                             // Real types: C is T, so one pair with C each; complex: all nine on 2
-                            // ranks, four on 4 (oversubscribed on CI's 2 cores).
+                            // ranks, four on 4 and no nb = 32 (oversubscribed on CI's 2 cores).
                             if (!is_complex_v<T> && (oa == Op::C || ob == Op::C) && !(oa == Op::T && ob == Op::C))
                                 continue;
-                            if (world.size() > 2 && !sampled(oa, ob)) continue;
+                            if (world.size() > 2 && (!sampled(oa, ob) || nb == 32)) continue;
                             const GemmPlanReport rep = report_for(grid, s, nb, oa, ob);
                             std::string all = rep.chosen.describe();
                             for (const auto& l : rep.lines()) all += l;
