@@ -1,7 +1,8 @@
 // cala-bench calibrate: the machine parameters of the cost model, measured here.
 //   latency    ping-pong of one word between ranks 0 and 1 (half the round trip, median of 200)
 //   bandwidth  ping-pong of a 32 MiB message (bytes / half the round trip, best of 5)
-//   flop rate  the local BLAS dgemm on 2048^3 with the rank's threads (best of 3)
+//   flop rate  the local BLAS dgemm on 2048^3 with the rank's threads (best of 3), on every rank
+//              at once; the slowest rank's
 // It prints one JSON object, and on stderr the environment settings that make cala's planner
 // use these numbers (CALA_MODEL_LATENCY_US, CALA_MODEL_BANDWIDTH_GBS, CALA_MODEL_GFLOPS).
 
@@ -71,9 +72,11 @@ void add_calibrate_command(CLI::App& app) {
         const auto bw = ping_pong(large, 5, MPI_COMM_WORLD);
         const double latency_us = lat[lat.size() / 2] * 1e6;
         const double bandwidth_gbs = double(large.size()) / *std::min_element(bw.begin(), bw.end()) / 1e9;
-        double gflops = 0;
-        if (rank == 0) gflops = gemm_gflops(omp_get_max_threads());
-        MPI_Bcast(&gflops, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        // Every rank at once, as in a run of cala::gemm (ranks share the memory bus and, when
+        // oversubscribed, the cores); the slowest rank's rate, since the busiest rank sets the time.
+        MPI_Barrier(MPI_COMM_WORLD);
+        double gflops = gemm_gflops(omp_get_max_threads());
+        MPI_Allreduce(MPI_IN_PLACE, &gflops, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
         if (rank != 0) return;
         nlohmann::ordered_json j = {{"bench", "calibrate"}, {"ranks", size}, {"threads", omp_get_max_threads()},
                                     {"latency_us", latency_us}, {"bandwidth_gbs", bandwidth_gbs},

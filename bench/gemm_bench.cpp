@@ -164,7 +164,12 @@ void run_gemm(const GemmArgs& args, int p, int q, Shape3D g3) {
     const GemmPlanInfo plan =
         plan_gemm(op_a, op_b, a.layout(), b.layout(), c.layout(), grid.order(), gopts, sizeof(T), is_complex_v<T>);
     const Variant chosen = plan.variant;
-    if (args.plan && world_rank() == 0) std::cerr << "cala-bench gemm: plan " << plan.describe() << "\n";
+    if (args.plan && world_rank() == 0) {  // every candidate, the choice and why
+        std::cerr << "cala-bench gemm: plan " << plan.describe() << "\n";
+        const GemmPlanReport rep = explain_gemm_plan(op_a, op_b, a.layout(), b.layout(), c.layout(), grid.order(), gopts,
+                                                     sizeof(T), is_complex_v<T>);
+        for (const std::string& l : rep.lines()) std::cerr << "cala-bench gemm: " << l << "\n";
+    }
     const double fma = is_complex_v<T> ? 8.0 : 2.0;
     const double flops = fma * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
 
@@ -211,9 +216,16 @@ void run_gemm(const GemmArgs& args, int p, int q, Shape3D g3) {
     const double err = probe_error<T>(op_a, op_b, alpha, a, b, beta, c0, c, seed ^ 4);
 
     Cost model{};
+    // The model's seconds for the plan that ran, from the exact per-rank costs the counters are
+    // checked against (redistributions included), on the planner's machine constants: the
+    // busiest rank's. The planner's own figure (plan_predicted_time_s) is a closed form for
+    // regridded plans.
+    const MachineModel machine = MachineModel::from_env();
+    double model_time = 0;
     for (int rank = 0; rank < p * q; ++rank) {
         const Cost x = gemm_cost(op_a, op_b, a.layout(), b.layout(), c.layout(), gopts, grid.order(), rank, sizeof(T),
                                  is_complex_v<T>);
+        model_time = std::max(model_time, predicted_seconds(x, machine, sizeof(T)));
         model.words = std::max(model.words, x.words);
         model.msgs = std::max(model.msgs, x.msgs);
         model.extra_bytes = std::max(model.extra_bytes, x.extra_bytes);
@@ -236,6 +248,9 @@ void run_gemm(const GemmArgs& args, int p, int q, Shape3D g3) {
                                                     std::to_string(plan.grid.c)},
         {"plan_user_grid", plan.user_grid}, {"c", plan.grid.c}, {"plan_block", plan.block_size},
         {"plan_idle_ranks", plan.idle_ranks}, {"plan_predicted_time_s", plan.predicted_time_s},
+        {"model_time_s", model_time}, {"time_over_model", tc.best() / model_time},
+        {"model_latency_us", machine.latency_s * 1e6}, {"model_bandwidth_gbs", 1e-9 / machine.seconds_per_byte},
+        {"model_gflops", 1e-9 / machine.seconds_per_flop},
         {"nb", nb}, {"lookahead", args.lookahead}, {"panel_width", args.panel_width},
         {"ranks", ranks}, {"threads", args.threads}, {"runs", args.runs}, {"alpha", args.alpha}, {"beta", args.beta},
         {"time_s", tc.best()}, {"time_median_s", tc.median()}, {"times_s", tc.runs},

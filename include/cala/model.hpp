@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cala/gemm.hpp"
 #include "cala/grid.hpp"
@@ -76,6 +77,38 @@ GemmPlanInfo plan_gemm(index_t m, index_t n, index_t k, Op op_a, Op op_b, int nr
 /// What cala::gemm will do for operands with these layouts on a grid of the given order.
 GemmPlanInfo plan_gemm(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
                        GridOrder order, const GemmOptions& opts, std::size_t elem_size, bool is_complex);
+
+/// One plan the planner scored for a call: its prediction, whether it fits the memory limit, and
+/// the kind of layout it computes in ("caller's layout", "caller's grid, nb=256", "1D rows 2x1",
+/// "1D columns 1x2", "1D over layers 1x1x2", "2D 2x2", "2.5D 2x2x2").
+struct GemmCandidate {
+    GemmPlanInfo info;
+    bool fits = true;  ///< within the memory limit
+    std::string kind;
+};
+
+/// Why cala::gemm computes where it does: every candidate the planner scored, fastest first (ties
+/// in the order the planner scores them, which is the order it breaks ties in), and the choice.
+struct GemmPlanReport {
+    GemmPlanInfo chosen;
+    std::vector<GemmCandidate> candidates;
+    MachineModel machine;  ///< the constants the predicted seconds were computed with
+    std::size_t elem_size = 8;
+    std::string reason;    ///< one sentence: why the choice, against the caller's layout
+    /// The candidates' lines (the fastest variant of each kind, grid and block size; "*" marks
+    /// the choice), then the machine constants and the reason.
+    std::vector<std::string> lines() const;
+};
+
+/// The planner's choice for these operands with every candidate it scored. Deterministic in its
+/// arguments and the CALA_MODEL_* / CALA_MAX_MEMORY_MB environment: no communication.
+/// Throws cala::Error as plan_gemm does when nothing fits the memory limit.
+GemmPlanReport explain_gemm_plan(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
+                                 GridOrder order, const GemmOptions& opts, std::size_t elem_size, bool is_complex);
+
+/// Predicted seconds of a cost on a machine: latency·messages + time per byte·max(words sent,
+/// words received)·elem_size + time per flop·flops (the planner's formula, for one rank's Cost).
+double predicted_seconds(const Cost& cost, const MachineModel& machine, std::size_t elem_size);
 
 /// Exact words/messages process (row, col) moves in redistribute(op, src -> dst).
 Cost redistribute_cost(Op op, const BlockCyclic& src, const BlockCyclic& dst, int row, int col);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <sstream>
 
@@ -49,6 +50,15 @@ index_t auto_block(index_t m, index_t n, index_t k, Shape3 g) {
 }
 
 namespace {
+
+// Up to this many ranks, and while the caller's layouts have at most this many block rows and
+// columns in all (the exact conversion volumes cost time in the number of blocks: about 15 ms
+// per call at 2 x 1000 blocks, 1 s at nb = 1 on 65536 rows), regridded candidates are scored by
+// the exact per-rank model; otherwise by the closed form.
+constexpr int kExactRanks = 4;
+constexpr index_t kExactBlocks = 1024;
+
+index_t blocks(const BlockCyclic& l) { return l.rows.num_blocks() + l.cols.num_blocks(); }
 
 index_t max_local(index_t n, index_t nb, int procs) { return Dist1D(n, nb, procs).local_size(0); }
 
@@ -137,21 +147,33 @@ std::vector<Shape3> shapes(int nranks) {
                     needed / 1048576.0, " MB per rank (raise GemmOptions::memory_limit_bytes or CALA_MAX_MEMORY_MB)"));
 }
 
+// Block sizes a layout of shape g is scored with: the planner's (auto_block) and the caller's
+// square block when it differs (a regridding that keeps the caller's blocks), unless forced.
+std::vector<index_t> block_sizes(index_t m, index_t n, index_t k, Shape3 g, const GemmOptions& o, index_t user_nb) {
+    if (o.block_size > 0) return {o.block_size};
+    const index_t nb = auto_block(m, n, k, g);
+    if (user_nb > 0 && user_nb != nb) return {nb, user_nb};
+    return {nb};
+}
+
 GemmPlanInfo best_3d(index_t m, index_t n, index_t k, int nranks, const GemmOptions& o, const MachineModel& mm,
-                     index_t user_local, std::size_t elem, bool cplx, std::int64_t limit, GemmPlanInfo* cheapest) {
+                     index_t user_local, index_t user_nb, std::size_t elem, bool cplx, std::int64_t limit,
+                     GemmPlanInfo* cheapest, std::vector<GemmCandidate>* scored,
+                     const std::function<void(GemmPlanInfo&)>& exact) {
     GemmPlanInfo best;
     best.predicted_time_s = std::numeric_limits<double>::infinity();
     const std::vector<Shape3> forced{{o.grid3d.p, o.grid3d.q, o.grid3d.c}};
-    for (const Shape3& g : o.grid3d.c > 0 ? forced : shapes(nranks)) {
-        const index_t nb = o.block_size > 0 ? o.block_size : auto_block(m, n, k, g);
-        for (Variant v : {Variant::StationaryC, Variant::StationaryA, Variant::StationaryB}) {
-            if (o.variant != Variant::Auto && v != o.variant) continue;
-            const GemmPlanInfo e = estimate_3d(m, n, k, v, g, nb, user_local, elem, mm, nranks, cplx, o);
-            if (cheapest && e.memory_bytes < cheapest->memory_bytes) *cheapest = e;
-            if (limit > 0 && e.memory_bytes > limit) continue;
-            if (e.predicted_time_s < best.predicted_time_s) best = e;
-        }
-    }
+    for (const Shape3& g : o.grid3d.c > 0 ? forced : shapes(nranks))
+        for (const index_t nb : block_sizes(m, n, k, g, o, user_nb))
+            for (Variant v : {Variant::StationaryC, Variant::StationaryA, Variant::StationaryB}) {
+                if (o.variant != Variant::Auto && v != o.variant) continue;
+                GemmPlanInfo e = estimate_3d(m, n, k, v, g, nb, user_local, elem, mm, nranks, cplx, o);
+                if (exact) exact(e);
+                const bool fits = limit <= 0 || e.memory_bytes <= limit;
+                if (scored) scored->push_back({e, fits, {}});
+                if (cheapest && e.memory_bytes < cheapest->memory_bytes) *cheapest = e;
+                if (fits && e.predicted_time_s < best.predicted_time_s) best = e;
+            }
     return best;
 }
 
@@ -159,7 +181,7 @@ GemmPlanInfo best_3d(index_t m, index_t n, index_t k, int nranks, const GemmOpti
 
 GemmDecision decide_gemm(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
                          GridOrder order, const GemmOptions& o, std::size_t elem, bool cplx, bool require_3d,
-                         const MachineModel& mm) {
+                         const MachineModel& mm, std::vector<GemmCandidate>* scored) {
     const index_t m = c.m(), n = c.n(), k = op_a == Op::N ? a.n() : a.m();
     const int nranks = c.p() * c.q();
     const std::int64_t limit = memory_limit(o);
@@ -192,9 +214,10 @@ GemmDecision decide_gemm(Op op_a, Op op_b, const BlockCyclic& a, const BlockCycl
                 }
             e.predicted_time_s = mm.latency_s * e.msgs + mm.seconds_per_byte * double(elem) * e.words +
                                  mm.seconds_per_flop * e.flops;
+            const bool fits = limit <= 0 || e.memory_bytes <= limit;
+            if (scored) scored->push_back({e, fits, {}});
             if (e.memory_bytes < cheapest.memory_bytes) cheapest = e;
-            if (limit > 0 && e.memory_bytes > limit) continue;
-            if (e.predicted_time_s < user.predicted_time_s) user = e;
+            if (fits && e.predicted_time_s < user.predicted_time_s) user = e;
         }
     }
     GemmPlanInfo three;
@@ -203,11 +226,32 @@ GemmDecision decide_gemm(Op op_a, Op op_b, const BlockCyclic& a, const BlockCycl
         const index_t user_local = std::max(a.rows.local_size(0) * a.cols.local_size(0),
                                             std::max(b.rows.local_size(0) * b.cols.local_size(0),
                                                      c.rows.local_size(0) * c.cols.local_size(0)));
-        three = best_3d(m, n, k, nranks, o, mm, user_local, elem, cplx, limit, &cheapest);
+        const index_t user_nb = c.rows.nb == c.cols.nb ? c.cols.nb : 0;
+        // On few ranks and small layouts every candidate is scored by the exact model (its
+        // conversions' true volume: a conversion that moves little, e.g. to 1 x 1 x 2 from a 1 x 2
+        // grid whose columns already split k, is not charged as if all of A and B moved).
+        std::function<void(GemmPlanInfo&)> exact;
+        if (nranks <= kExactRanks && blocks(a) + blocks(b) + blocks(c) <= kExactBlocks)
+            exact = [&](GemmPlanInfo& e) {
+                const Shape3 g{e.grid.p, e.grid.q, e.grid.c};
+                const Plan3D plan = plan_gemm_3d(op_a, op_b, m, n, k, e.variant, g, e.block_size, o);
+                Cost worst;
+                double words = 0;
+                for (int r = 0; r < nranks; ++r) {
+                    const Cost x = gemm3d_cost(plan, a, b, c, order, r, elem, cplx);
+                    words = std::max({words, double(x.words_recv), double(x.words - x.words_recv)});
+                    worst.msgs = std::max(worst.msgs, x.msgs);
+                    worst.flops = std::max(worst.flops, x.flops);
+                    worst.extra_bytes = std::max(worst.extra_bytes, x.extra_bytes);
+                }
+                e.words = words, e.msgs = double(worst.msgs), e.flops = worst.flops, e.memory_bytes = worst.extra_bytes;
+                e.predicted_time_s = mm.latency_s * e.msgs + mm.seconds_per_byte * double(elem) * e.words +
+                                     mm.seconds_per_flop * e.flops;
+            };
+        three = best_3d(m, n, k, nranks, o, mm, user_local, user_nb, elem, cplx, limit, &cheapest, scored, exact);
     }
     const GemmPlanInfo& pick = three.predicted_time_s < user.predicted_time_s ? three : user;
     if (!std::isfinite(pick.predicted_time_s)) nothing_fits(cheapest.memory_bytes, limit);
-    (void)order;  // the exact 2D model numbers ranks row-major; orders only relabel them
     return {!pick.user_grid, pick.variant, {pick.grid.p, pick.grid.q, pick.grid.c}, pick.block_size, pick};
 }
 

@@ -190,11 +190,12 @@ void pgemm(const Args<T>& x) {
     if (!agreed.cached) grid = &make_grid(ctxt, comm, g, agreed);
     const MatrixRef<T> av = view(*grid, *sa, x.a), bv = view(*grid, *sb, x.b), cv = view(*grid, *sc, x.c);
     const Op op_a = nota ? Op::N : to_op(ta), op_b = notb ? Op::N : to_op(tb);
-    if (speaker)
-        say(cat(call(), "cala: ",
-                plan_gemm(op_a, op_b, av.layout(), bv.layout(), cv.layout(), grid->order(), GemmOptions{}, sizeof(T),
-                          is_complex_v<T>)
-                    .describe()));
+    if (speaker) {  // every candidate's predicted seconds, the choice and why (lib/model/plan_report.cpp)
+        const GemmPlanReport rep = explain_gemm_plan(op_a, op_b, av.layout(), bv.layout(), cv.layout(), grid->order(),
+                                                     GemmOptions{}, sizeof(T), is_complex_v<T>);
+        say(cat(call(), "cala: ", rep.chosen.describe()));
+        for (const std::string& l : rep.lines()) say(l);
+    }
     cala_or_scalapack(rout, g, [&] { gemm(op_a, op_b, alpha, av, bv, beta, cv); }, [&] { call_scalapack(x); });
 }
 

@@ -65,6 +65,12 @@ def main():
             errors.append(f"{what}: checksum {got} differs from ScaLAPACK's {base}")
         if not re.search(r"cala_scalapack: PDGEMM\(N,N\) m=300 .*-> cala:", out):
             errors.append(f"{what}: no CALA_VERBOSE line saying the call went through cala")
+        # Issue 17: every candidate's predicted seconds, the choice marked, and why.
+        if (len(re.findall(r"cala_scalapack:   \* .* predicted [0-9.e+-]+ s = latency", out)) < 1
+                or not re.search(r"cala_scalapack:     caller's .* predicted [0-9.e+-]+ s|cala_scalapack:     .*: [CAB] "
+                                 r"[0-9]+x[0-9]+x[0-9]+ nb=[0-9]+ predicted", out)
+                or not re.search(r"cala_scalapack: chosen: the lowest predicted time of the [0-9]+ candidates", out)):
+            errors.append(f"{what}: CALA_VERBOSE does not list the candidates, the one chosen (*) and why")
     for shape, nb, p, q in (("150x70x90", 16, 2, 2), ("40x130x300", 7, 1, 3), ("260x30x50", 9, 3, 1)):
         rect_base, _ = run(args, 4, [shape, nb, p, q, "R", 1])
         got, out = run(args, 4, [shape, nb, p, q, "R", 1], shim=True, threshold=0)

@@ -88,3 +88,30 @@ TEST_CASE("potrf: 2D on few ranks, 2.5D on many, 2D again when the memory limit 
     CHECK_THROWS_WITH_AS(plan_potrf(8192, 64, {.memory_limit_bytes = 1 << 20}),
                          doctest::Contains("potrf: no plan fits the memory limit of 1 MB per rank"), Error);
 }
+
+TEST_CASE("issue 17 on 1x2: the caller's layout at nb = 64, another layout for tall-skinny at nb = 1") {
+    struct Mnk {
+        index_t m, n, k;
+    };
+    const auto report = [](Mnk s, index_t nb) {
+        const BlockCyclic a(s.m, s.k, nb, nb, 1, 2), b(s.k, s.n, nb, nb, 1, 2), c(s.m, s.n, nb, nb, 1, 2);
+        return explain_gemm_plan(Op::N, Op::N, a, b, c, GridOrder::RowMajor, {}, 8, false);
+    };
+    for (Mnk s : {Mnk{2048, 2048, 2048}, Mnk{6512, 6512, 512}, Mnk{65536, 512, 512}, Mnk{1024, 1024, 65536},
+                  Mnk{512, 65536, 512}}) {
+        const GemmPlanReport r = report(s, 64);
+
+        CAPTURE(s.m); CAPTURE(s.n); CAPTURE(s.k); CAPTURE(r.chosen.describe());
+        CHECK(r.chosen.user_grid);
+        CHECK(r.candidates.size() == 27);  // 3 on the caller's layout + 4 grids x 2 block sizes x 3
+        CHECK(r.reason.find("computing in the caller's layout moves nothing extra") != std::string::npos);
+    }
+
+    // Tall-skinny at nb = 1, small enough for the exact model: one message per column of A on
+    // the caller's 1 x 2 grid, against a conversion to a layout with no messages in the loop.
+    const GemmPlanReport thin = report({384, 6, 6}, 1);
+
+    CAPTURE(thin.chosen.describe());
+    CHECK_FALSE(thin.chosen.user_grid);
+    CHECK(thin.reason.find("the caller's layout would take") != std::string::npos);
+}
