@@ -125,7 +125,7 @@ def main():
         if args.reference and args.routine == "gemm":
             refs.append(blas_reference(args, shape, p, q))
             print(f'{{"routine":"reference","round":{r},"shape":"{shape}","nb":{args.nb},"grid":"{args.grid}",'
-                  f'"threads":{args.threads},"blas_gflops":{refs[-1]}}}', flush=True)
+                  f'"threads":{args.threads},"reference_gflops":{refs[-1]}}}', flush=True)
     ratio = best["scalapack"] / best["cala"]
     print(f"best ScaLAPACK {best['scalapack']:.4f} s, best cala {best['cala']:.4f} s: cala is {ratio:.2f}x "
           f"ScaLAPACK's own ({args.routine})" + (f"; without the shim {best['plain']:.4f} s" if "plain" in best else ""))
@@ -137,7 +137,8 @@ def main():
 
 
 def blas_reference(args, shape, p, q):
-    """cala-bench gemm's concurrent reference rate (GFLOP/s) for this product on this grid."""
+    """cala-bench gemm's concurrent reference rate for this product on this grid: GFLOP/s of the whole
+    machine (every rank's local product at once, summed), as cala's rate is."""
     m, n, k = shape.split("x")
     env = dict(os.environ, OMP_NUM_THREADS=args.threads)
     env.pop("LD_PRELOAD", None)
@@ -146,7 +147,7 @@ def blas_reference(args, shape, p, q):
            "--threads", args.threads, "--runs", "1"]
     out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                          check=True).stdout
-    return float(re.search(r'"blas_gflops":([0-9.eE+-]+)', out).group(1))
+    return float(re.search(r'"reference_gflops":([0-9.eE+-]+)', out).group(1))  # all ranks' sum
 
 
 if __name__ == "__main__":
