@@ -136,8 +136,33 @@ std::vector<int> probe_ranks(int nranks) {
     return r;
 }
 
+// Elements rank `rank` copies in the route's redistributions: every element it holds of a source
+// is packed once and every element it holds of a destination is unpacked once, whether it crosses
+// the network or stays on the rank (the words of the phases count only what crosses). Not
+// traffic: only the prediction charges it, at the model's bandwidth.
+double copied_elements(const SymProblem& p, const SymLayouts* l, int rank) {
+    const auto [row, col] = coords(p, rank);
+    auto bc = [&](const BlockCyclic& x) { return double(x.rows.local_size(row)) * double(x.cols.local_size(col)); };
+    double e = 0;
+    if (p.rank_k) {
+        const bool move = l != nullptr ? p.op != Op::N : p.moves_a_2dbc();
+        if (move) e += bc(p.a) + bc(p.workspace());
+        if (l != nullptr) {
+            e += bc(p.op != Op::N ? p.workspace() : p.a) + double(l->a.local_elements(rank));
+            e += 2 * (bc(p.c) + double(l->c.local_elements(rank)));  // C in and back
+        }
+    } else if (l != nullptr) {
+        e += bc(p.a) + double(l->a.local_elements(rank)) + bc(p.b) + double(l->b.local_elements(rank));
+        e += (p.beta_zero ? 1 : 2) * (bc(p.c) + double(l->c.local_elements(rank)));
+    } else if (!(p.b == p.c)) {
+        e += bc(p.b) + bc(p.c);
+    }
+    return e;
+}
+
 double predict(const SymProblem& p, const std::optional<SymLayouts>& l, const MachineModel& mm) {
     std::vector<double> worst;
+    double copies = 0;
     for (int rank : probe_ranks(p.nranks())) {
         const std::vector<Cost> ph = l ? phases_symmetric(p, *l, rank) : phases_2dbc(p, rank);
         worst.resize(ph.size(), 0.0);
@@ -147,8 +172,9 @@ double predict(const SymProblem& p, const std::optional<SymLayouts>& l, const Ma
                              mm.seconds_per_flop * ph[i].flops;
             worst[i] = std::max(worst[i], t);
         }
+        copies = std::max(copies, mm.seconds_per_byte * double(p.elem_size) * copied_elements(p, l ? &*l : nullptr, rank));
     }
-    double s = 0;
+    double s = copies;
     for (double w : worst) s += w;
     return s;
 }
