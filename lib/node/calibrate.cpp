@@ -19,6 +19,7 @@
 #include "cala/node.hpp"
 #include "core/check.hpp"
 #include "kernels/blas.hpp"
+#include "node/options.hpp"
 #include "node/runtime.hpp"
 
 namespace cala::node {
@@ -49,14 +50,6 @@ namespace {
 std::mutex g_mu;
 std::map<std::string, std::vector<double>> g_cache;  // key -> seconds per unit
 std::atomic<std::int64_t> g_timed{0};
-
-std::vector<std::string> items_of(const std::string& spec) {
-    std::vector<std::string> out;
-    std::stringstream ss(spec);
-    std::string item;
-    while (std::getline(ss, item, ',')) out.push_back(item);
-    return out;
-}
 
 using Clock = std::chrono::steady_clock;
 
@@ -109,7 +102,7 @@ namespace detail {
 
 std::vector<double> calibration_seconds(const NodeOptions& o) {
     const std::string spec = unit_list(o.units);
-    const auto items = items_of(spec);
+    const auto items = detail::split_list(spec);
     check_units(spec, std::vector<double>(items.size(), 1.0), "node::calibrate");  // the list only
     if (o.tile < 0) throw Error(cat("node::calibrate: tile is ", o.tile, ", must be >= 0"));
     if (!(o.emulate_tile_s >= 0) || !std::isfinite(o.emulate_tile_s))

@@ -13,6 +13,7 @@
 #include "cala/node.hpp"
 #include "core/check.hpp"
 #include "kernels/blas.hpp"
+#include "node/options.hpp"
 #include "node/runtime.hpp"
 
 namespace cala::node {
@@ -66,17 +67,9 @@ std::vector<Strategy> all_strategies() {
 
 namespace {
 
-std::vector<std::string> split(const std::string& s) {
-    std::vector<std::string> out;
-    std::stringstream ss(s);
-    std::string item;
-    while (std::getline(ss, item, ',')) out.push_back(item);
-    return out;
-}
-
 std::vector<double> parse_speeds(const std::string& s) {
     std::vector<double> out;
-    for (const auto& item : split(s)) {
+    for (const auto& item : detail::split_list(s)) {
         char* end = nullptr;
         const double v = std::strtod(item.c_str(), &end);
         if (item.empty() || *end != '\0')
@@ -163,7 +156,7 @@ void reset_unit_totals() {
 
 std::vector<double> check_units(const std::string& units_in, std::vector<double> speeds, const char* what) {
     const std::string spec = detail::unit_list(units_in);
-    const auto items = split(spec);
+    const auto items = detail::split_list(spec);
     if (items.empty()) throw Error(cat(what, ": empty unit list '", spec, "'"));
     for (const auto& item : items) {
         if (item == "cpu" || item == "host") continue;
@@ -199,7 +192,7 @@ void gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a
         throw Error("node::gemm: strategy dmda does not steal (steal must be Static)");
 
     const std::string spec = detail::unit_list(opts.units);
-    const auto items = split(spec);
+    const auto items = detail::split_list(spec);
     std::vector<double> speeds = check_units(spec, opts.speeds, "node::gemm");
     if (!opts.emulate_speeds.empty()) {
         check_speeds(opts.emulate_speeds, static_cast<int>(items.size()), "node::gemm: emulate_speeds");

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <cstdlib>
+#include <sstream>
 
 #include "cala/node.hpp"
 #include "comm/traffic.hpp"
@@ -13,6 +14,14 @@
 #include "node/runtime.hpp"
 
 namespace cala::node::detail {
+
+std::vector<std::string> split_list(const std::string& spec) {
+    std::vector<std::string> out;
+    std::stringstream ss(spec);
+    std::string item;
+    while (std::getline(ss, item, ',')) out.push_back(item);
+    return out;
+}
 
 std::string resolve_devices(const std::string& devices) {
     if (!devices.empty()) return devices;

@@ -14,6 +14,9 @@
 
 namespace cala::node::detail {
 
+/// The items of a comma-separated list ("cpu,host,0" -> cpu, host, 0; "" -> none).
+std::vector<std::string> split_list(const std::string& spec);
+
 /// `devices`, else CALA_DEVICES, else "" (the rank's cores through BLIS).
 std::string resolve_devices(const std::string& devices);
 

@@ -14,13 +14,6 @@
 namespace cala::node::detail {
 
 namespace {
-std::vector<std::string> items_of(const std::string& spec) {
-    std::vector<std::string> out;
-    std::stringstream ss(spec);
-    std::string item;
-    while (std::getline(ss, item, ',')) out.push_back(item);
-    return out;
-}
 // Memory of each unit (0: cpu).
 std::vector<std::int64_t> budgets(const std::vector<std::string>& items, std::int64_t cap) {
     std::vector<std::int64_t> out(items.size(), 0);
@@ -51,12 +44,12 @@ index_t tile_for(const std::vector<std::int64_t>& budget, index_t tile, std::siz
 }  // namespace
 
 index_t node_tile(const DeviceGemmOptions& opts, std::size_t elem) {
-    return tile_for(budgets(items_of(resolve_devices(opts.devices)), opts.max_device_bytes), opts.tile, elem);
+    return tile_for(budgets(split_list(resolve_devices(opts.devices)), opts.max_device_bytes), opts.tile, elem);
 }
 
 std::int64_t device_workspace_bound(const DeviceGemmOptions& opts, index_t m, index_t n, index_t k, std::size_t elem) {
     const std::string spec = resolve_devices(opts.devices);
-    const auto items = items_of(spec);
+    const auto items = split_list(spec);
     const std::vector<std::int64_t> budget = budgets(items, opts.max_device_bytes);
     const bool node = uses_node(spec);
     const index_t t = std::max<index_t>(1, std::min(tile_for(budget, opts.tile, elem), std::max({m, n, k})));
@@ -84,7 +77,7 @@ void device_gemm_on_node(Op op_a, Op op_b, index_t m, index_t n, index_t k, T al
         strategy = env && *env ? env : "nrrp-rounded-effective";
     }
     no.strategy = parse_strategy(strategy);
-    const auto items = items_of(spec);
+    const auto items = split_list(spec);
     const std::vector<std::int64_t> budget = budgets(items, opts.max_device_bytes);
     const std::int64_t min_budget = smallest(budget);
     index_t t = tile_for(budget, opts.tile, sizeof(T));
