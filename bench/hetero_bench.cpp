@@ -38,6 +38,7 @@
 #include "common.hpp"
 #include "core/trace.hpp"
 #include "kernels/blas.hpp"
+#include "node/options.hpp"
 #include "output.hpp"
 
 namespace cala::bench {
@@ -51,14 +52,6 @@ struct HeteroArgs {
     int runs = 3;
     bool real = false, calibrate = false;
 };
-
-std::vector<std::string> split(const std::string& s) {
-    std::vector<std::string> out;
-    std::stringstream ss(s);
-    std::string item;
-    while (std::getline(ss, item, ',')) out.push_back(item);
-    return out;
-}
 
 struct Result {
     std::vector<double> seconds;
@@ -86,17 +79,17 @@ double tile_gemm_s(index_t t) {
 void run(const HeteroArgs& args) {
     const index_t n = args.n, m = args.m > 0 ? args.m : n, k = args.k > 0 ? args.k : n, t = args.tile;
     std::vector<double> speeds;
-    for (const auto& s : split(args.speeds)) speeds.push_back(std::stod(s));
+    for (const auto& s : node::detail::split_list(args.speeds)) speeds.push_back(std::stod(s));
     std::string devices = args.devices;
     if (devices.empty()) {
         devices = "cpu";
         for (std::size_t u = 1; u < speeds.size(); ++u) devices += ",host";
     }
-    node::check_speeds(speeds, static_cast<int>(split(devices).size()), "cala-bench hetero");
+    node::check_speeds(speeds, static_cast<int>(node::detail::split_list(devices).size()), "cala-bench hetero");
     std::vector<node::Strategy> strategies;
     if (args.strategies.empty()) strategies = node::all_strategies();
     else
-        for (const auto& s : split(args.strategies)) strategies.push_back(node::parse_strategy(s));
+        for (const auto& s : node::detail::split_list(args.strategies)) strategies.push_back(node::parse_strategy(s));
     const double smax = *std::max_element(speeds.begin(), speeds.end());
     const double ssum = std::accumulate(speeds.begin(), speeds.end(), 0.0);
     const double tile_s = args.real ? 0.0 : args.tile_ms > 0 ? args.tile_ms * 1e-3 : 2.0 * tile_gemm_s(t) * smax;
