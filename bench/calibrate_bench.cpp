@@ -1,10 +1,14 @@
 // cala-bench calibrate: the machine parameters of the cost model, measured here.
 //   latency    ping-pong of one word between ranks 0 and 1 (half the round trip, median of 200)
 //   bandwidth  ping-pong of a 32 MiB message (bytes / half the round trip, best of 5)
-//   flop rate  the local BLAS dgemm on 2048^3 with the rank's threads (best of 3), on every rank
-//              at once; the slowest rank's
+//   flop rate  and packing rate: the local BLAS dgemm on 2048^3 and on a tall-skinny 65536 x 256
+//              x 512 (C m x n, inner k) with the rank's threads (best of 3 each), on every rank
+//              at once, the slowest rank's times; the two unknowns of time = flops / rate +
+//              packed elements of op(A) / packing rate (detail::packed_a_elements: m·k for both
+//              shapes) solved from the two times. The square product barely packs (2048 flops
+//              per packed element), the tall one packs 4 times more per flop.
 // It prints one JSON object, and on stderr the environment settings that make cala's planner
-// use these numbers (CALA_MODEL_LATENCY_US, CALA_MODEL_BANDWIDTH_GBS, CALA_MODEL_GFLOPS).
+// use these numbers (CALA_MODEL_LATENCY_US, _BANDWIDTH_GBS, _GFLOPS, _STREAM_GBS).
 
 #include <mpi.h>
 #include <omp.h>
@@ -16,6 +20,7 @@
 
 #include "commands.hpp"
 #include "output.hpp"
+#include "gemm/plan.hpp"
 #include "kernels/blas.hpp"
 
 namespace cala::bench {
@@ -43,16 +48,16 @@ std::vector<double> ping_pong(std::vector<char>& buf, int reps, MPI_Comm comm) {
     return out;
 }
 
-double gemm_gflops(int threads) {
-    const index_t n = 2048;
-    std::vector<double> a(n * n, 0.5), b(n * n, 0.25), c(n * n, 0.0);
+// Best of 3 seconds (after a warm-up) of the local dgemm C(m x n) = A(m x k)·B(k x n).
+double gemm_seconds(index_t m, index_t n, index_t k, int threads) {
+    std::vector<double> a(m * k, 0.5), b(k * n, 0.25), c(m * n, 0.0);
     omp_set_num_threads(threads);
-    double best = 0;
+    double best = 1e300;
     for (int i = 0; i < 4; ++i) {
         const double t0 = omp_get_wtime();
-        kernels::gemm(Op::N, Op::N, n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);
+        kernels::gemm(Op::N, Op::N, m, n, k, 1.0, a.data(), m, b.data(), k, 0.0, c.data(), m);
         const double t = omp_get_wtime() - t0;
-        if (i > 0) best = std::max(best, 2.0 * n * n * n / t / 1e9);
+        if (i > 0) best = std::min(best, t);
     }
     return best;
 }
@@ -74,16 +79,34 @@ void add_calibrate_command(CLI::App& app) {
         const double bandwidth_gbs = double(large.size()) / *std::min_element(bw.begin(), bw.end()) / 1e9;
         // Every rank at once, as in a run of cala::gemm (ranks share the memory bus and, when
         // oversubscribed, the cores); the slowest rank's rate, since the busiest rank sets the time.
-        MPI_Barrier(MPI_COMM_WORLD);
-        double gflops = gemm_gflops(omp_get_max_threads());
-        MPI_Allreduce(MPI_IN_PLACE, &gflops, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+        struct Shape {
+            index_t m, n, k;
+        };
+        const Shape sq{2048, 2048, 2048}, tall{65536, 256, 512};
+        double t[2] = {0, 0};
+        for (int i = 0; i < 2; ++i) {
+            const Shape x = i == 0 ? sq : tall;
+            MPI_Barrier(MPI_COMM_WORLD);
+            t[i] = gemm_seconds(x.m, x.n, x.k, omp_get_max_threads());
+        }
+        MPI_Allreduce(MPI_IN_PLACE, t, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        // t_i = flops_i · s_flop + packed_i · s_elem, solved for (s_flop, s_elem); a packing time
+        // that comes out <= 0 (the tall product as fast per flop as the square) leaves it off.
+        const auto flops = [](Shape x) { return 2.0 * x.m * x.n * x.k; };
+        const auto packed = [](Shape x) { return detail::packed_a_elements(x.m, x.n, x.k, false); };
+        const double det = flops(sq) * packed(tall) - flops(tall) * packed(sq);
+        double s_flop = (t[0] * packed(tall) - t[1] * packed(sq)) / det;
+        double s_elem = (flops(sq) * t[1] - flops(tall) * t[0]) / det;
+        if (!(s_elem > 0) || !(s_flop > 0)) s_elem = 0, s_flop = t[0] / flops(sq);
+        const double gflops = 1e-9 / s_flop, stream_gbs = s_elem > 0 ? 1e-9 * sizeof(double) / s_elem : 0.0;
         if (rank != 0) return;
         nlohmann::ordered_json j = {{"bench", "calibrate"}, {"ranks", size}, {"threads", omp_get_max_threads()},
                                     {"latency_us", latency_us}, {"bandwidth_gbs", bandwidth_gbs},
-                                    {"gflops_per_rank", gflops}};
+                                    {"gflops_per_rank", gflops}, {"stream_gbs_per_rank", stream_gbs},
+                                    {"square_gflops", flops(sq) / t[0] * 1e-9}, {"tall_gflops", flops(tall) / t[1] * 1e-9}};
         emit(j);
         std::cerr << "export CALA_MODEL_LATENCY_US=" << latency_us << " CALA_MODEL_BANDWIDTH_GBS=" << bandwidth_gbs
-                  << " CALA_MODEL_GFLOPS=" << gflops << "\n";
+                  << " CALA_MODEL_GFLOPS=" << gflops << " CALA_MODEL_STREAM_GBS=" << stream_gbs << "\n";
     });
 }
 

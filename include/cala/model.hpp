@@ -19,6 +19,9 @@ struct Cost {
     std::int64_t msgs = 0;   ///< sent + received
     double flops = 0;        ///< local floating-point operations (a complex multiply-add = 8)
     std::int64_t extra_bytes = 0;  ///< peak workspace cala allocates on this rank
+    /// Operand elements the local BLAS kernels pack from memory (op(A) of each local GEMM, once
+    /// per 4096 columns of its C): the time the flop rate alone misses when C has few columns.
+    double stream_words = 0;
 };
 
 /// Exact cost on process (row, col) of 2D SUMMA on the user's grid (variant v; Auto: the one
@@ -43,14 +46,21 @@ Variant choose_gemm_variant(Op op_a, Op op_b, const BlockCyclic& a, const BlockC
                             const BlockCyclic& c, const GemmOptions& opts);
 
 /// Machine parameters of the predicted time: latency per message, time per byte moved by a
-/// rank, time per flop of a rank's local kernels. Defaults: `cala-bench calibrate` measured on
-/// the development machine; CALA_MODEL_LATENCY_US, CALA_MODEL_BANDWIDTH_GBS and
-/// CALA_MODEL_GFLOPS override them.
+/// rank, time per flop of a rank's local kernels, time per byte its kernels pack from memory
+/// (Cost::stream_words). Defaults: `cala-bench calibrate` measured on the development machine
+/// (the packing term off); CALA_MODEL_LATENCY_US, CALA_MODEL_BANDWIDTH_GBS, CALA_MODEL_GFLOPS
+/// and CALA_MODEL_STREAM_GBS override them.
 struct MachineModel {
     double latency_s = 2.0e-6;
     double seconds_per_byte = 1.0 / 10.0e9;
     double seconds_per_flop = 1.0 / 100.0e9;
+    double seconds_per_stream_byte = 0;
     static MachineModel from_env();
+    /// latency·msgs + time per byte·words·elem + time per flop·flops + time per packed byte·stream·elem
+    double seconds(double msgs, double words, double flops, double stream_words, std::size_t elem) const {
+        return latency_s * msgs + seconds_per_byte * double(elem) * words + seconds_per_flop * flops +
+               seconds_per_stream_byte * double(elem) * stream_words;
+    }
 };
 
 /// What the planner chose for C := op(A)·op(B) on P ranks, and what it predicts per rank.
@@ -61,6 +71,7 @@ struct GemmPlanInfo {
     index_t block_size = 0;
     int idle_ranks = 0;      ///< ranks left out because P does not factor well
     double words = 0, msgs = 0, flops = 0;  ///< max(sent, received) words, messages, flops per busiest rank
+    double stream_words = 0;                ///< elements its kernels pack from memory (Cost::stream_words)
     std::int64_t memory_bytes = 0;          ///< peak workspace per rank (upper bound)
     double predicted_time_s = 0;
     std::string describe() const;           ///< one line, e.g. "C 2x2x2 nb=256 ..."

@@ -44,10 +44,9 @@ void gemm_with_progress(InFlight& fl, Op op_a, Op op_b, index_t m, index_t n, in
         fl.poll();
         return;
     }
-    constexpr index_t kMinChunk = 512, kMaxChunks = 4;
     const bool along_m = n < m;
     const index_t len = along_m ? m : n;
-    const index_t chunks = fl.empty() ? 1 : std::clamp<index_t>(len / kMinChunk, 1, kMaxChunks);
+    const index_t chunks = progress_chunks(m, n, !fl.empty());
     const index_t w = (len + chunks - 1) / chunks;
     for (index_t x = 0; x < len; x += w) {
         const index_t nx = std::min(w, len - x);
@@ -60,11 +59,6 @@ void gemm_with_progress(InFlight& fl, Op op_a, Op op_b, index_t m, index_t n, in
         }
         fl.poll();
     }
-}
-
-/// Column range [g0, g1) of a group of blocks [b0, b1) of d.
-inline std::pair<index_t, index_t> group_span(const Dist1D& d, std::pair<index_t, index_t> grp) {
-    return {d.block_start(grp.first), d.block_start(grp.second - 1) + d.block_size(grp.second - 1)};
 }
 
 template <class T>

@@ -8,10 +8,12 @@
 namespace cala::detail {
 
 /// The SUMMA loop on one p x q grid for process (row, col): words and messages of its
-/// broadcasts and reductions, the elements of its panel slots, and its local flops (real count).
+/// broadcasts and reductions, the elements of its panel slots, its local flops (real count) and
+/// the elements its local GEMMs pack from memory.
 struct LoopCost {
     std::int64_t words = 0, words_recv = 0, msgs = 0, slots = 0;
     double local_flops = 0;
+    double stream = 0;  ///< elements of op(A) its local GEMMs pack (packed_a_elements)
 };
 LoopCost summa_loop_cost(const GemmPlan& plan, const BlockCyclic& c, int row, int col);
 

@@ -61,6 +61,7 @@ Cost gemm3d_cost(const Plan3D& plan, const BlockCyclic& a, const BlockCyclic& b,
         cost.words_recv += loop.words_recv;
         cost.msgs += loop.msgs;
         cost.flops = (is_complex ? 4.0 : 1.0) * loop.local_flops;
+        cost.stream_words = loop.stream;
         peak = std::max(peak, live + cs + loop.slots);
         live += cs - (multiply_only ? 0 : brought);  // one-shot use frees the operands after the loop
         if (plan.c_spread == Spread::ColsReduced) {

@@ -51,7 +51,9 @@ std::string line(const GemmCandidate& x, bool chosen, const MachineModel& mm, st
     os << (chosen ? "  * " : "    ") << x.kind << ": " << to_string(e.variant) << " " << e.grid.p << "x" << e.grid.q
        << "x" << e.grid.c << " nb=" << e.block_size << " predicted " << seconds(e.predicted_time_s) << " = latency "
        << seconds(mm.latency_s * e.msgs) << " + bandwidth " << seconds(mm.seconds_per_byte * double(elem) * e.words)
-       << " + flops " << seconds(mm.seconds_per_flop * e.flops) << " (msgs/rank " << static_cast<std::int64_t>(e.msgs)
+       << " + flops " << seconds(mm.seconds_per_flop * e.flops);
+    if (mm.seconds_per_stream_byte > 0) os << " + packing " << seconds(mm.seconds_per_stream_byte * double(elem) * e.stream_words);
+    os << " (msgs/rank " << static_cast<std::int64_t>(e.msgs)
        << ", words/rank " << static_cast<std::int64_t>(e.words) << ", memory/rank " << e.memory_bytes << " B)";
     if (e.idle_ranks > 0) os << " " << e.idle_ranks << " ranks idle";
     if (!x.fits) os << " [over the memory limit]";
@@ -86,7 +88,7 @@ std::string reason(const GemmPlanReport& r, const GemmOptions& o) {
 
 double predicted_seconds(const Cost& x, const MachineModel& mm, std::size_t elem) {
     const double words = double(std::max(x.words_recv, x.words - x.words_recv));
-    return mm.latency_s * double(x.msgs) + mm.seconds_per_byte * double(elem) * words + mm.seconds_per_flop * x.flops;
+    return mm.seconds(double(x.msgs), words, x.flops, x.stream_words, elem);
 }
 
 GemmPlanReport explain_gemm_plan(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
@@ -120,7 +122,9 @@ std::vector<std::string> GemmPlanReport::lines() const {
     std::ostringstream mm;
     mm << "machine: latency " << machine.latency_s * 1e6 << " us, bandwidth " << 1e-9 / machine.seconds_per_byte
        << " GB/s, " << 1e-9 / machine.seconds_per_flop
-       << " GF/s per rank (CALA_MODEL_LATENCY_US, _BANDWIDTH_GBS, _GFLOPS; cala-bench calibrate measures them)";
+       << " GF/s per rank";
+    if (machine.seconds_per_stream_byte > 0) mm << ", packing " << 1e-9 / machine.seconds_per_stream_byte << " GB/s";
+    mm << " (CALA_MODEL_LATENCY_US, _BANDWIDTH_GBS, _GFLOPS, _STREAM_GBS; cala-bench calibrate measures them)";
     out.push_back(mm.str());
     out.push_back(reason);
     return out;

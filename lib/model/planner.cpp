@@ -21,6 +21,8 @@ MachineModel MachineModel::from_env() {
     if (const char* s = std::getenv("CALA_MODEL_LATENCY_US")) m.latency_s = std::atof(s) * 1e-6;
     if (const char* s = std::getenv("CALA_MODEL_BANDWIDTH_GBS")) m.seconds_per_byte = 1.0 / (std::atof(s) * 1e9);
     if (const char* s = std::getenv("CALA_MODEL_GFLOPS")) m.seconds_per_flop = 1.0 / (std::atof(s) * 1e9);
+    if (const char* s = std::getenv("CALA_MODEL_STREAM_GBS"); s != nullptr && std::atof(s) > 0)
+        m.seconds_per_stream_byte = 1.0 / (std::atof(s) * 1e9);
     return m;
 }
 
@@ -78,6 +80,12 @@ GemmPlanInfo estimate_3d(index_t m, index_t n, index_t k, Variant v, Shape3 g, i
     double words = M * N / Pu, mem = 0;  // received
     double sent = M * N / P;              // the return of C, from the layers
     double msgs = 6;  // conversions: a handful of peers each, per operand
+    double stream = 0;  // elements of op(A) the layer's local GEMMs pack (packed_a_elements)
+    const index_t pw = o.panel_width > 0 ? o.panel_width : 512;
+    const auto per_group = [&](index_t len, auto&& packed) {  // the loop's groups over len indices
+        const index_t w = std::min(pw, std::max<index_t>(len, 1));
+        return double((len + w - 1) / w) * packed(w);
+    };
     const auto blocks = [&](index_t x) { return double((x + nb - 1) / nb); };
     switch (v) {
         case Variant::StationaryA: {
@@ -88,6 +96,7 @@ GemmPlanInfo estimate_3d(index_t m, index_t n, index_t k, Variant v, Shape3 g, i
             sent += (M * K + K * N) / Pu + (c > 1) * ML * kl + (p > 1) * double(kl) * n_layer / p +
                     (q > 1) * ML * n_layer * (q - 1) / q;
             msgs += ((p > 1) + (q > 1)) * blocks(n) / c + (c > 1);
+            stream = per_group(index_t(n_layer), [&](index_t w) { return packed_a_elements(ml, w, kl, true); });
             const double A = double(ml) * kl, B = double(nh) * kl, C = double(ml) * cl, S = 2.0 * (kl + ml) * W;
             mem = std::max({A + 2 * (A + user_local), A + B + 2 * (B + user_local), A + B + C + S, C + 2 * (C + user_local)});
             break;
@@ -99,6 +108,9 @@ GemmPlanInfo estimate_3d(index_t m, index_t n, index_t k, Variant v, Shape3 g, i
             sent += (M * K + K * N) / Pu + (c > 1) * double(kl) * NL + (q > 1) * double(kl) * m_layer / q +
                     (p > 1) * NL * m_layer * (p - 1) / p;
             msgs += ((p > 1) + (q > 1)) * blocks(m) / c + (c > 1);
+            stream = per_group(index_t(m_layer), [&](index_t w) {
+                return p > 1 ? packed_a_elements(nl, w, kl, true) : packed_a_elements(w, nl, kl, true);
+            });
             const double B = double(kl) * nl, A = double(kl) * mh, C = double(rl) * nl, S = 2.0 * (kl + nl) * W;
             mem = std::max({B + 2 * (B + user_local), A + B + 2 * (A + user_local), A + B + C + S, C + 2 * (C + user_local)});
             break;
@@ -111,6 +123,7 @@ GemmPlanInfo estimate_3d(index_t m, index_t n, index_t k, Variant v, Shape3 g, i
             sent += (M * K + K * N) / Pu + (q > 1) * ML * k_layer / q + (p > 1) * NL * k_layer / p +
                     (c > 1) * ML * NL * (c - 1) / c;
             msgs += ((p > 1) + (q > 1)) * blocks(k) / c + (c > 1) * blocks(n) / q;
+            stream = packed_a_elements(ml, nl, index_t(k_layer), true);
             const double A = double(ml) * ka, B = double(kb) * nl, C = double(ml) * nl, R = double(ml) * rl,
                          S = 2.0 * (ml + nl) * W;
             mem = std::max({A + 2 * (A + user_local), A + B + 2 * (B + user_local), A + B + C + S, C + R,
@@ -127,8 +140,8 @@ GemmPlanInfo estimate_3d(index_t m, index_t n, index_t k, Variant v, Shape3 g, i
     info.msgs = msgs;
     info.flops = (cplx ? 8.0 : 2.0) * M * N * K / P;
     info.memory_bytes = static_cast<std::int64_t>(mem * double(elem));
-    info.predicted_time_s =
-        mm.latency_s * info.msgs + mm.seconds_per_byte * double(elem) * info.words + mm.seconds_per_flop * info.flops;
+    info.stream_words = stream;
+    info.predicted_time_s = mm.seconds(info.msgs, info.words, info.flops, info.stream_words, elem);
     return info;
 }
 
@@ -210,10 +223,10 @@ GemmDecision decide_gemm(Op op_a, Op op_b, const BlockCyclic& a, const BlockCycl
                     e.words = std::max({e.words, double(x.words_recv), double(x.words - x.words_recv)});
                     e.msgs = std::max(e.msgs, double(x.msgs));
                     e.flops = std::max(e.flops, x.flops);
+                    e.stream_words = std::max(e.stream_words, x.stream_words);
                     e.memory_bytes = std::max(e.memory_bytes, x.extra_bytes);
                 }
-            e.predicted_time_s = mm.latency_s * e.msgs + mm.seconds_per_byte * double(elem) * e.words +
-                                 mm.seconds_per_flop * e.flops;
+            e.predicted_time_s = mm.seconds(e.msgs, e.words, e.flops, e.stream_words, elem);
             const bool fits = limit <= 0 || e.memory_bytes <= limit;
             if (scored) scored->push_back({e, fits, {}});
             if (e.memory_bytes < cheapest.memory_bytes) cheapest = e;
@@ -242,11 +255,12 @@ GemmDecision decide_gemm(Op op_a, Op op_b, const BlockCyclic& a, const BlockCycl
                     words = std::max({words, double(x.words_recv), double(x.words - x.words_recv)});
                     worst.msgs = std::max(worst.msgs, x.msgs);
                     worst.flops = std::max(worst.flops, x.flops);
+                    worst.stream_words = std::max(worst.stream_words, x.stream_words);
                     worst.extra_bytes = std::max(worst.extra_bytes, x.extra_bytes);
                 }
                 e.words = words, e.msgs = double(worst.msgs), e.flops = worst.flops, e.memory_bytes = worst.extra_bytes;
-                e.predicted_time_s = mm.latency_s * e.msgs + mm.seconds_per_byte * double(elem) * e.words +
-                                     mm.seconds_per_flop * e.flops;
+                e.stream_words = worst.stream_words;
+                e.predicted_time_s = mm.seconds(e.msgs, e.words, e.flops, e.stream_words, elem);
             };
         three = best_3d(m, n, k, nranks, o, mm, user_local, user_nb, elem, cplx, limit, &cheapest, scored, exact);
     }

@@ -110,3 +110,34 @@ TEST_CASE("gemm model: classic SUMMA on a 1 x 2 grid moves all of A through each
     CHECK(cost.msgs == 4096 / 256);  // one broadcast per k-block, sent or received
     CHECK(cost.flops == doctest::Approx(2.0 * 4096 * 2048 * 4096));
 }
+
+TEST_CASE("gemm model: the local GEMMs' packing of op(A) (stream_words) and its time") {
+    using cala::detail::packed_a_elements;
+    // Pieces along m (n < m): every row of op(A) once per 4096 columns of C, however it is cut.
+    CHECK(packed_a_elements(65536, 256, 512, true) == 65536.0 * 512);
+    CHECK(packed_a_elements(1000, 9000, 64, false) == 1000.0 * 64 * 3);
+    // Pieces along n while something is in flight: each piece packs op(A) again.
+    CHECK(packed_a_elements(512, 32768, 512, false) == 512.0 * 512 * 8);
+    CHECK(packed_a_elements(512, 2048, 512, true) == 512.0 * 512 * 4);   // 4 pieces of 512 columns
+    CHECK(packed_a_elements(512, 1024, 512, true) == 512.0 * 512 * 2);   // 2 pieces (at least 512 wide)
+    CHECK(packed_a_elements(0, 1024, 512, true) == 0);
+
+    // Tall-skinny on 1 x 2, stationary C: one group (k = 512), nothing in flight during its GEMM;
+    // each rank multiplies 65536 x 256 x 512 and packs its 65536 x 512 panel once.
+    const BlockCyclic a(65536, 512, 64, 64, 1, 2), b(512, 512, 64, 64, 1, 2), c(65536, 512, 64, 64, 1, 2);
+    const auto cost = cala::gemm_cost(Op::N, Op::N, a, b, c, Variant::StationaryC, {}, 0, 1, 8, false);
+    CHECK(cost.stream_words == 65536.0 * 512);
+    // Wide on 1 x 2 with k = 1024 (two groups): the first group's GEMM (512 x 32768 x 512) runs
+    // in 4 pieces along n while the second group's panel is in flight, the last in one.
+    const BlockCyclic aw(512, 1024, 64, 64, 1, 2), bw(1024, 65536, 64, 64, 1, 2), cw(512, 65536, 64, 64, 1, 2);
+    const auto wide = cala::gemm_cost(Op::N, Op::N, aw, bw, cw, Variant::StationaryC, {}, 0, 0, 8, false);
+    CHECK(wide.stream_words == 512.0 * 512 * 8 + 512.0 * 512 * 8);
+
+    // The predicted time charges the packing only when a packing rate is set.
+    cala::MachineModel mm;
+    mm.latency_s = 0, mm.seconds_per_byte = 0, mm.seconds_per_flop = 1e-11;
+    const double flops_only = cala::predicted_seconds(cost, mm, 8);
+    CHECK(flops_only == doctest::Approx(cost.flops * 1e-11));
+    mm.seconds_per_stream_byte = 1e-9;
+    CHECK(cala::predicted_seconds(cost, mm, 8) == doctest::Approx(flops_only + 65536.0 * 512 * 8 * 1e-9));
+}
