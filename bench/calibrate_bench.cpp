@@ -93,7 +93,7 @@ void add_calibrate_command(CLI::App& app) {
         // t_i = flops_i · s_flop + packed_i · s_elem, solved for (s_flop, s_elem); a packing time
         // that comes out <= 0 (the tall product as fast per flop as the square) leaves it off.
         const auto flops = [](Shape x) { return 2.0 * x.m * x.n * x.k; };
-        const auto packed = [](Shape x) { return detail::packed_a_elements(x.m, x.n, x.k, false); };
+        const auto packed = [](Shape x) { return detail::packed_a_elements(x.m, x.n, x.k); };
         const double det = flops(sq) * packed(tall) - flops(tall) * packed(sq);
         double s_flop = (t[0] * packed(tall) - t[1] * packed(sq)) / det;
         double s_elem = (flops(sq) * t[1] - flops(tall) * t[0]) / det;

@@ -131,20 +131,15 @@ index_t max_group_width(const Dist1D& d, const std::vector<std::pair<index_t, in
     return w;
 }
 
-index_t progress_chunks(index_t m, index_t n, bool pending) {
-    constexpr index_t kMinChunk = 512, kMaxChunks = 4;
-    return pending ? std::clamp<index_t>((n < m ? m : n) / kMinChunk, 1, kMaxChunks) : 1;
+index_t progress_chunks(index_t k, bool pending) {
+    constexpr index_t kMinChunk = 256, kMaxChunks = 4;
+    return pending ? std::clamp<index_t>(k / kMinChunk, 1, kMaxChunks) : 1;
 }
 
-double packed_a_elements(index_t m, index_t n, index_t k, bool pending) {
+double packed_a_elements(index_t m, index_t n, index_t k) {
     constexpr index_t kPanelN = 4096;
-    const auto panels = [](index_t cols) { return double((cols + kPanelN - 1) / kPanelN); };
     if (m <= 0 || n <= 0 || k <= 0) return 0;
-    if (n < m) return double(m) * k * panels(n);  // pieces along m: each row of op(A) once
-    const index_t chunks = progress_chunks(m, n, pending), w = (n + chunks - 1) / chunks;
-    double out = 0;
-    for (index_t x = 0; x < n; x += w) out += double(m) * k * panels(std::min(w, n - x));
-    return out;
+    return double(m) * double(k) * double((n + kPanelN - 1) / kPanelN);
 }
 
 }  // namespace cala::detail

@@ -52,15 +52,14 @@ inline std::pair<index_t, index_t> group_span(const Dist1D& d, std::pair<index_t
     return {d.block_start(grp.first), d.block_start(grp.second - 1) + d.block_size(grp.second - 1)};
 }
 
-/// How many pieces a local GEMM of m x n (C) is cut into so that MPI progresses between them
-/// (gemm_with_progress): along m when n < m, else along n, pieces of at least 512, at most 4;
-/// one piece when nothing is in flight.
-index_t progress_chunks(index_t m, index_t n, bool pending);
+/// How many pieces a local GEMM k deep is cut into along k so that MPI progresses between them
+/// (gemm_with_progress): pieces of at least 256, at most 4; one piece when nothing is in flight.
+index_t progress_chunks(index_t k, bool pending);
 
 /// Elements of op(A) the BLAS kernel packs from memory for the local GEMM C(m x n) += op(A)(m x k)
-/// op(B) cut as progress_chunks says: each call packs its op(A) once per 4096 columns of its C
-/// (BLIS's n_c panel). With few columns of C, as in a tall-skinny product, that packing is not
-/// hidden behind the flops; the cost model charges it (MachineModel::seconds_per_stream_byte).
-double packed_a_elements(index_t m, index_t n, index_t k, bool pending);
+/// op(B): once per 4096 columns of C (BLIS's n_c panel; pieces along k do not add to it). With
+/// few columns of C, as in a tall-skinny product, that packing is not hidden behind the flops;
+/// the cost model charges it (MachineModel::seconds_per_stream_byte).
+double packed_a_elements(index_t m, index_t n, index_t k);
 
 }  // namespace cala::detail

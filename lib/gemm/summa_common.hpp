@@ -33,8 +33,10 @@ struct InFlight {
     }
 };
 
-/// c := alpha·op(a)·op(b) + beta·c, split into chunks with MPI progress in between. Chunks run
-/// along m when n < m (each chunk then repacks the smaller op(b) panel), else along n.
+/// c := alpha·op(a)·op(b) + beta·c, split along k into pieces with MPI progress in between (beta
+/// on the first piece only). Along k, a piece packs only its own part of op(a) and op(b), and
+/// pieces of 256 (BLIS's k_c) pass over C as often as one call does: cutting along m or n
+/// instead packed the other operand once per piece (4 times per group at n = 2048 on 1 x 2).
 template <class T>
 void gemm_with_progress(InFlight& fl, Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a,
                         index_t lda, const T* b, index_t ldb, T beta, T* c, index_t ldc) {
@@ -44,19 +46,13 @@ void gemm_with_progress(InFlight& fl, Op op_a, Op op_b, index_t m, index_t n, in
         fl.poll();
         return;
     }
-    const bool along_m = n < m;
-    const index_t len = along_m ? m : n;
-    const index_t chunks = progress_chunks(m, n, !fl.empty());
-    const index_t w = (len + chunks - 1) / chunks;
-    for (index_t x = 0; x < len; x += w) {
-        const index_t nx = std::min(w, len - x);
-        if (along_m) {
-            const T* ax = op_a == Op::N ? a + x : a + x * lda;
-            kernels::gemm(op_a, op_b, nx, n, k, alpha, ax, lda, b, ldb, beta, c + x, ldc);
-        } else {
-            const T* bx = op_b == Op::N ? b + x * ldb : b + x;
-            kernels::gemm(op_a, op_b, m, nx, k, alpha, a, lda, bx, ldb, beta, c + x * ldc, ldc);
-        }
+    const index_t chunks = progress_chunks(k, !fl.empty());
+    const index_t w = k == 0 ? 1 : (k + chunks - 1) / chunks;
+    for (index_t x = 0; x < std::max<index_t>(k, 1); x += w) {
+        const index_t kx = std::min(w, k - x);
+        const T* ax = op_a == Op::N ? a + x * lda : a + x;
+        const T* bx = op_b == Op::N ? b + x : b + x * ldb;
+        kernels::gemm(op_a, op_b, m, n, kx, alpha, ax, lda, bx, ldb, x == 0 ? beta : T(1), c, ldc);
         fl.poll();
     }
 }

@@ -86,22 +86,15 @@ LoopCost summa_loop_cost(const GemmPlan& plan, const BlockCyclic& c, int row, in
         }
     }
     out.msgs = (x_on ? nblocks : 0) + (y_on ? nblocks : 0);
-    // The local GEMM of each group, cut into pieces while a broadcast of a later group (x or y in
-    // C's loop, x in the others') or a reduction of an earlier one is in flight (gemm_with_progress).
+    // The local GEMM of each group.
     for (index_t g = 0; g < ng; ++g) {
         const auto [g0, g1] = group_span(looped, groups[g]);
         const index_t w = g1 - g0;
-        const bool ahead = plan.lookahead > 0 && g + 1 < ng;
         switch (v) {
-            case Variant::StationaryC:
-                out.stream += packed_a_elements(m_loc, n_loc, w, ahead && (x_on || y_on));
-                break;
-            case Variant::StationaryA:
-                out.stream += packed_a_elements(m_loc, w, x_loc, (ahead && x_on) || (y_on && g > 0));
-                break;
+            case Variant::StationaryC: out.stream += packed_a_elements(m_loc, n_loc, w); break;
+            case Variant::StationaryA: out.stream += packed_a_elements(m_loc, w, x_loc); break;
             default:
-                out.stream += p > 1 ? packed_a_elements(n_loc, w, x_loc, (ahead && x_on) || (y_on && g > 0))
-                                    : packed_a_elements(w, n_loc, x_loc, ahead && x_on);
+                out.stream += p > 1 ? packed_a_elements(n_loc, w, x_loc) : packed_a_elements(w, n_loc, x_loc);
                 break;
         }
     }

@@ -96,7 +96,7 @@ GemmPlanInfo estimate_3d(index_t m, index_t n, index_t k, Variant v, Shape3 g, i
             sent += (M * K + K * N) / Pu + (c > 1) * ML * kl + (p > 1) * double(kl) * n_layer / p +
                     (q > 1) * ML * n_layer * (q - 1) / q;
             msgs += ((p > 1) + (q > 1)) * blocks(n) / c + (c > 1);
-            stream = per_group(index_t(n_layer), [&](index_t w) { return packed_a_elements(ml, w, kl, true); });
+            stream = per_group(index_t(n_layer), [&](index_t w) { return packed_a_elements(ml, w, kl); });
             const double A = double(ml) * kl, B = double(nh) * kl, C = double(ml) * cl, S = 2.0 * (kl + ml) * W;
             mem = std::max({A + 2 * (A + user_local), A + B + 2 * (B + user_local), A + B + C + S, C + 2 * (C + user_local)});
             break;
@@ -109,7 +109,7 @@ GemmPlanInfo estimate_3d(index_t m, index_t n, index_t k, Variant v, Shape3 g, i
                     (p > 1) * NL * m_layer * (p - 1) / p;
             msgs += ((p > 1) + (q > 1)) * blocks(m) / c + (c > 1);
             stream = per_group(index_t(m_layer), [&](index_t w) {
-                return p > 1 ? packed_a_elements(nl, w, kl, true) : packed_a_elements(w, nl, kl, true);
+                return p > 1 ? packed_a_elements(nl, w, kl) : packed_a_elements(w, nl, kl);
             });
             const double B = double(kl) * nl, A = double(kl) * mh, C = double(rl) * nl, S = 2.0 * (kl + nl) * W;
             mem = std::max({B + 2 * (B + user_local), A + B + 2 * (A + user_local), A + B + C + S, C + 2 * (C + user_local)});
@@ -123,7 +123,7 @@ GemmPlanInfo estimate_3d(index_t m, index_t n, index_t k, Variant v, Shape3 g, i
             sent += (M * K + K * N) / Pu + (q > 1) * ML * k_layer / q + (p > 1) * NL * k_layer / p +
                     (c > 1) * ML * NL * (c - 1) / c;
             msgs += ((p > 1) + (q > 1)) * blocks(k) / c + (c > 1) * blocks(n) / q;
-            stream = packed_a_elements(ml, nl, index_t(k_layer), true);
+            stream = packed_a_elements(ml, nl, index_t(k_layer));
             const double A = double(ml) * ka, B = double(kb) * nl, C = double(ml) * nl, R = double(ml) * rl,
                          S = 2.0 * (ml + nl) * W;
             mem = std::max({A + 2 * (A + user_local), A + B + 2 * (B + user_local), A + B + C + S, C + R,

@@ -113,22 +113,24 @@ TEST_CASE("gemm model: classic SUMMA on a 1 x 2 grid moves all of A through each
 
 TEST_CASE("gemm model: the local GEMMs' packing of op(A) (stream_words) and its time") {
     using cala::detail::packed_a_elements;
-    // Pieces along m (n < m): every row of op(A) once per 4096 columns of C, however it is cut.
-    CHECK(packed_a_elements(65536, 256, 512, true) == 65536.0 * 512);
-    CHECK(packed_a_elements(1000, 9000, 64, false) == 1000.0 * 64 * 3);
-    // Pieces along n while something is in flight: each piece packs op(A) again.
-    CHECK(packed_a_elements(512, 32768, 512, false) == 512.0 * 512 * 8);
-    CHECK(packed_a_elements(512, 2048, 512, true) == 512.0 * 512 * 4);   // 4 pieces of 512 columns
-    CHECK(packed_a_elements(512, 1024, 512, true) == 512.0 * 512 * 2);   // 2 pieces (at least 512 wide)
-    CHECK(packed_a_elements(0, 1024, 512, true) == 0);
+    // Once per 4096 columns of C.
+    CHECK(packed_a_elements(65536, 256, 512) == 65536.0 * 512);
+    CHECK(packed_a_elements(1000, 9000, 64) == 1000.0 * 64 * 3);
+    CHECK(packed_a_elements(512, 32768, 512) == 512.0 * 512 * 8);
+    CHECK(packed_a_elements(0, 1024, 512) == 0);
+    // Pieces for MPI progress run along k: at least 256 deep, at most 4, none when idle.
+    CHECK(cala::detail::progress_chunks(512, true) == 2);
+    CHECK(cala::detail::progress_chunks(4096, true) == 4);
+    CHECK(cala::detail::progress_chunks(100, true) == 1);
+    CHECK(cala::detail::progress_chunks(4096, false) == 1);
 
     // Tall-skinny on 1 x 2, stationary C: one group (k = 512), nothing in flight during its GEMM;
     // each rank multiplies 65536 x 256 x 512 and packs its 65536 x 512 panel once.
     const BlockCyclic a(65536, 512, 64, 64, 1, 2), b(512, 512, 64, 64, 1, 2), c(65536, 512, 64, 64, 1, 2);
     const auto cost = cala::gemm_cost(Op::N, Op::N, a, b, c, Variant::StationaryC, {}, 0, 1, 8, false);
     CHECK(cost.stream_words == 65536.0 * 512);
-    // Wide on 1 x 2 with k = 1024 (two groups): the first group's GEMM (512 x 32768 x 512) runs
-    // in 4 pieces along n while the second group's panel is in flight, the last in one.
+    // Wide on 1 x 2 with k = 1024 (two groups): each group's GEMM (512 x 32768 x 512) packs its
+    // 512 x 512 panel of A once per 4096 columns of C.
     const BlockCyclic aw(512, 1024, 64, 64, 1, 2), bw(1024, 65536, 64, 64, 1, 2), cw(512, 65536, 64, 64, 1, 2);
     const auto wide = cala::gemm_cost(Op::N, Op::N, aw, bw, cw, Variant::StationaryC, {}, 0, 0, 8, false);
     CHECK(wide.stream_words == 512.0 * 512 * 8 + 512.0 * 512 * 8);
