@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <new>
@@ -39,6 +40,15 @@ std::int64_t initial_limit() {
     return static_cast<std::int64_t>(mb * 1048576.0);
 }
 
+// glibc's MALLOC_PERTURB_ (meson test sets it): malloc fills fresh memory with its byte ^ 0xff
+// so that a read of what was never written shows; a reused buffer is filled alike, so that it
+// cannot hand the previous call's data to code that forgot to write it.
+int perturb_byte() {
+    const char* s = std::getenv("MALLOC_PERTURB_");
+    const int v = s != nullptr ? std::atoi(s) & 0xff : 0;
+    return v != 0 ? v ^ 0xff : -1;
+}
+
 // Freed buffers by capacity; a buffer taken from here is at most twice the size asked for.
 struct Cache {
     std::mutex mu;
@@ -46,6 +56,7 @@ struct Cache {
     std::unordered_map<void*, std::size_t> capacity;  // every large block alive or kept
     std::int64_t kept = 0;
     std::int64_t limit = initial_limit();
+    int perturb = perturb_byte();  // -1: off
 
     // Frees kept blocks, largest first, until `kept` <= `cap`. Under mu.
     void trim(std::int64_t cap) {
@@ -114,6 +125,7 @@ void* workspace_alloc(std::size_t bytes) {
             p = it->second;
             c.kept -= static_cast<std::int64_t>(it->first);
             c.free_blocks.erase(it);
+            if (c.perturb >= 0) std::memset(p, c.perturb, rounded);
         } else {
             p = std::aligned_alloc(64, rounded);
             if (p == nullptr) {  // memory kept for reuse is memory the system may need
