@@ -53,6 +53,9 @@ struct CholeskyOptions {
     std::int64_t memory_limit_bytes = 0;
     PanelMode panel = PanelMode::Shared;
     /// Size of the aggregated panel team (PanelMode::Aggregated); 0: all threads of the rank.
+    /// With `devices` and lookahead, the panel's team while the node runs the previous step's
+    /// update beside it (the node's cpu units get the rest of the rank's threads); 0: a quarter
+    /// of the rank's threads, at least one.
     int panel_threads = 0;
     /// Units of each step's trailing update on a rank, as GemmOptions::devices (issue 19): a list
     /// naming more than one kind of unit ("cpu,host", "cpu,0,1") runs the update's off-diagonal

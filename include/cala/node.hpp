@@ -154,7 +154,9 @@ struct NodeOptions {
     std::int64_t max_device_bytes = 0;  ///< memory per non-cpu unit; 0: the device's own (host: 1 GiB)
     int threads_per_unit = 1;           ///< BLAS threads of each non-cpu unit's tasks
     /// BLAS threads of each "cpu" unit's tasks (an aggregated team; list "cpu" twice for two
-    /// teams). 0: the OpenMP threads not driving another unit, shared by the cpu units, >= 1.
+    /// teams). 0: the calling thread's BLAS threads (OpenMP's, or what cala gave it: potrf's
+    /// update beside a panel gets the cores the panel does not use) not driving another unit,
+    /// shared by the cpu units, >= 1.
     int cpu_threads = 0;
     /// Emulation: a task of a full tile on a unit of speed s holds the unit at least
     /// emulate_tile_s / s seconds (its real compute included); each tile moved holds the link of

@@ -123,7 +123,10 @@ private:
 
     // BLAS threads of a panel kernel on `team`: all of the rank's with devices (the loop then
     // runs outside any parallel region, the update on the node between panels).
-    int team_size(const Aggregate& team) const { return a_.devices != nullptr ? threads_ : team.size(); }
+    // While the node runs an update beside the panel, the panel's share (panel_team_).
+    int team_size(const Aggregate& team) const {
+        return a_.devices == nullptr ? team.size() : panel_team_ > 0 ? panel_team_ : threads_;
+    }
 
     void loop();
 
@@ -149,6 +152,7 @@ private:
     int me_, r_, c_;
     static constexpr index_t kChunk = 384;  // rows per block of the shared panel work
     int threads_ = 1, agg_ = 1;
+    int panel_team_ = 0;  // devices: the panel's BLAS threads beside the node's update (0: all)
     bool shared_ = false;
     index_t fail_ = 0;
     Panel pan_[3];  // panels l-1 (its update tasks may still run), l and l+1 (the lookahead)

@@ -185,11 +185,15 @@ void CholEngine<T>::loop() {
 #pragma omp taskwait depend(inout : nps[0])
             }
             if (pn.width > 0 && a_.devices != nullptr) {
-                // Panel l+1 (this thread: MPI, the cores) beside the rest of step l's update
-                // on the node (a second thread, no MPI): they touch different columns.
+                // Panel l+1 (this thread: MPI, a quarter of the cores or panel_threads) beside
+                // the rest of step l's update on the node (a second thread, no MPI, the other
+                // cores for its cpu units): they touch different columns.
+                panel_team_ = std::clamp(a_.panel_threads > 0 ? a_.panel_threads : (threads_ + 3) / 4, 1, threads_);
+                const int node_team = std::max(1, threads_ - panel_team_);
                 std::exception_ptr failed;
-                std::thread node([&] {
+                std::thread node([&, node_team] {
                     try {
+                        kernels::ThreadScope cores(node_team);
                         update_on_node(pn, my_columns(l + 1), false);
                     } catch (...) {
                         failed = std::current_exception();
@@ -199,9 +203,11 @@ void CholEngine<T>::loop() {
                     panel(l + 1);
                 } catch (...) {
                     node.join();
+                    panel_team_ = 0;
                     throw;
                 }
                 node.join();
+                panel_team_ = 0;
                 if (failed) std::rethrow_exception(failed);
                 poll();
                 continue;

@@ -13,7 +13,6 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
-#include <omp.h>
 #include <sstream>
 
 #include "cala/node.hpp"
@@ -30,7 +29,7 @@ namespace detail {
 
 int cpu_team_threads(const NodeOptions& opts, int cpus, int others) {
     if (opts.cpu_threads > 0) return opts.cpu_threads;
-    return std::max(1, (omp_get_max_threads() - others) / std::max(1, cpus));
+    return std::max(1, (kernels::threads() - others) / std::max(1, cpus));  // the caller's BLAS threads (ThreadScope)
 }
 
 double emulated_speed(const NodeOptions& opts, const std::vector<double>& given, std::size_t u) {
