@@ -19,8 +19,10 @@ struct Cost {
     std::int64_t msgs = 0;   ///< sent + received
     double flops = 0;        ///< local floating-point operations (a complex multiply-add = 8)
     std::int64_t extra_bytes = 0;  ///< peak workspace cala allocates on this rank
-    /// Operand elements the local BLAS kernels pack from memory (op(A) of each local GEMM, once
-    /// per 4096 columns of its C): the time the flop rate alone misses when C has few columns.
+    /// Elements the rank's local kernels pass through memory beside the flops: op(A) of each
+    /// local GEMM, packed once per 4096 columns of its C, and twice each reduced element it
+    /// receives (MPI's sum, then the add into C): the time the flop rate alone misses when C
+    /// has few columns or the partial results are large.
     double stream_words = 0;
 };
 

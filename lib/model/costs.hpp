@@ -27,6 +27,13 @@ Cost gemm3d_cost(const Plan3D& plan, const BlockCyclic& a, const BlockCyclic& b,
 /// Traffic of a same-grid redistribution for process (row, col); ranks in row-major order.
 RedistTraffic redist_summary(Op op, const BlockCyclic& src, const BlockCyclic& dst, int row, int col);
 
+/// Elements a rank's side of a redistribution passes through memory: every element it sends
+/// packed once, every element it receives (its own share included) unpacked once.
+inline double redist_passes(const RedistTraffic& t) {
+    const std::int64_t own = t.send_total - (t.words - t.recv_others);  // packed, not sent to others
+    return double(t.send_total + t.recv_others + own);
+}
+
 /// Elements process (row, col) holds of a matrix with layout l.
 inline std::int64_t local_elems(const BlockCyclic& l, int row, int col) {
     return l.rows.local_size(row) * l.cols.local_size(col);

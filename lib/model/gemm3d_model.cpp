@@ -31,6 +31,7 @@ Cost gemm3d_cost(const Plan3D& plan, const BlockCyclic& a, const BlockCyclic& b,
         cost.words += t.words;
         cost.words_recv += t.recv_others;
         cost.msgs += t.msgs;
+        cost.stream_words += redist_passes(t);
         peak = std::max(peak, live + store + t.send_total + t.recv_others);
         live += store;
     };
@@ -61,7 +62,7 @@ Cost gemm3d_cost(const Plan3D& plan, const BlockCyclic& a, const BlockCyclic& b,
         cost.words_recv += loop.words_recv;
         cost.msgs += loop.msgs;
         cost.flops = (is_complex ? 4.0 : 1.0) * loop.local_flops;
-        cost.stream_words = loop.stream;
+        cost.stream_words += loop.stream;
         peak = std::max(peak, live + cs + loop.slots);
         live += cs - (multiply_only ? 0 : brought);  // one-shot use frees the operands after the loop
         if (plan.c_spread == Spread::ColsReduced) {
@@ -71,7 +72,10 @@ Cost gemm3d_cost(const Plan3D& plan, const BlockCyclic& a, const BlockCyclic& b,
             for (index_t bk = col, t = 0; bk < cl.cols.num_blocks(); bk += g.q, ++t)
                 if (g.c > 1 && m_loc > 0) {
                     cost.words += m_loc * cl.cols.block_size(bk), cost.msgs += 1;
-                    if (t % g.c == h) cost.words_recv += m_loc * cl.cols.block_size(bk);
+                    if (t % g.c == h) {  // reduced here: MPI's sum and the add, two passes
+                        cost.words_recv += m_loc * cl.cols.block_size(bk);
+                        cost.stream_words += 2.0 * m_loc * cl.cols.block_size(bk);
+                    }
                 }
             live += rs - cs;
         }
@@ -85,6 +89,7 @@ Cost gemm3d_cost(const Plan3D& plan, const BlockCyclic& a, const BlockCyclic& b,
     cost.words += t.words;
     cost.words_recv += t.recv_others;
     cost.msgs += t.msgs;
+    cost.stream_words += redist_passes(t);
     peak = std::max(peak, live + t.send_total + t.recv_others);
     cost.extra_bytes = (peak - (multiply_only ? brought : 0)) * static_cast<std::int64_t>(elem_size);
     return cost;

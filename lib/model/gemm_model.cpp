@@ -67,7 +67,8 @@ LoopCost summa_loop_cost(const GemmPlan& plan, const BlockCyclic& c, int row, in
     }
     const index_t nblocks = looped.num_blocks();
     out.words = (x_on ? x_loc * looped.n : 0) + (y_on ? y_loc * looped.n : 0);
-    // Received: a broadcast piece unless this rank is its root; a reduced piece when it is.
+    // Received: a broadcast piece unless this rank is its root; a reduced piece when it is (its
+    // elements then pass through memory twice more: MPI's sum, then the add into C).
     for (index_t l = 0; l < nblocks; ++l) {
         const index_t w = looped.block_size(l);
         switch (v) {
@@ -77,11 +78,11 @@ LoopCost summa_loop_cost(const GemmPlan& plan, const BlockCyclic& c, int row, in
                 break;
             case Variant::StationaryA:
                 if (x_on && plan.b.layout.rows.block_owner(l) != row) out.words_recv += x_loc * w;
-                if (y_on && c.cols.block_owner(l) == col) out.words_recv += y_loc * w;
+                if (y_on && c.cols.block_owner(l) == col) out.words_recv += y_loc * w, out.stream += 2.0 * y_loc * w;
                 break;
             default:
                 if (x_on && plan.a.layout.cols.block_owner(l) != col) out.words_recv += x_loc * w;
-                if (y_on && c.rows.block_owner(l) == row) out.words_recv += y_loc * w;
+                if (y_on && c.rows.block_owner(l) == row) out.words_recv += y_loc * w, out.stream += 2.0 * y_loc * w;
                 break;
         }
     }
@@ -153,6 +154,7 @@ Cost gemm_cost(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, con
         cost.words += s.words;
         cost.words_recv += s.recv_others;
         cost.msgs += s.msgs;
+        cost.stream_words += detail::redist_passes(s);
         const std::int64_t store = local_elems(x.layout, row, col);
         peak = std::max(peak, live + store + s.send_total + s.recv_others);
         live += store;
@@ -166,7 +168,7 @@ Cost gemm_cost(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, con
     cost.msgs += loop.msgs;
     peak = std::max(peak, live + loop.slots);
     const double local_flops = loop.local_flops;
-    cost.stream_words = loop.stream;
+    cost.stream_words += loop.stream;
     cost.extra_bytes = peak * static_cast<std::int64_t>(elem_size);
     cost.flops = (is_complex ? 4.0 : 1.0) * local_flops;
     return cost;

@@ -96,7 +96,8 @@ GemmPlanInfo estimate_3d(index_t m, index_t n, index_t k, Variant v, Shape3 g, i
             sent += (M * K + K * N) / Pu + (c > 1) * ML * kl + (p > 1) * double(kl) * n_layer / p +
                     (q > 1) * ML * n_layer * (q - 1) / q;
             msgs += ((p > 1) + (q > 1)) * blocks(n) / c + (c > 1);
-            stream = per_group(index_t(n_layer), [&](index_t w) { return packed_a_elements(ml, w, kl); });
+            stream = per_group(index_t(n_layer), [&](index_t w) { return packed_a_elements(ml, w, kl); }) +
+                     2.0 * (q > 1) * ML * cl;  // the reduced blocks it owns: MPI's sum and the add
             const double A = double(ml) * kl, B = double(nh) * kl, C = double(ml) * cl, S = 2.0 * (kl + ml) * W;
             mem = std::max({A + 2 * (A + user_local), A + B + 2 * (B + user_local), A + B + C + S, C + 2 * (C + user_local)});
             break;
@@ -110,7 +111,7 @@ GemmPlanInfo estimate_3d(index_t m, index_t n, index_t k, Variant v, Shape3 g, i
             msgs += ((p > 1) + (q > 1)) * blocks(m) / c + (c > 1);
             stream = per_group(index_t(m_layer), [&](index_t w) {
                 return p > 1 ? packed_a_elements(nl, w, kl) : packed_a_elements(w, nl, kl);
-            });
+            }) + 2.0 * (p > 1) * NL * rl;
             const double B = double(kl) * nl, A = double(kl) * mh, C = double(rl) * nl, S = 2.0 * (kl + nl) * W;
             mem = std::max({B + 2 * (B + user_local), A + B + 2 * (A + user_local), A + B + C + S, C + 2 * (C + user_local)});
             break;
@@ -123,7 +124,7 @@ GemmPlanInfo estimate_3d(index_t m, index_t n, index_t k, Variant v, Shape3 g, i
             sent += (M * K + K * N) / Pu + (q > 1) * ML * k_layer / q + (p > 1) * NL * k_layer / p +
                     (c > 1) * ML * NL * (c - 1) / c;
             msgs += ((p > 1) + (q > 1)) * blocks(k) / c + (c > 1) * blocks(n) / q;
-            stream = packed_a_elements(ml, nl, index_t(k_layer));
+            stream = packed_a_elements(ml, nl, index_t(k_layer)) + 2.0 * (c > 1) * ML * NL / c;
             const double A = double(ml) * ka, B = double(kb) * nl, C = double(ml) * nl, R = double(ml) * rl,
                          S = 2.0 * (ml + nl) * W;
             mem = std::max({A + 2 * (A + user_local), A + B + 2 * (B + user_local), A + B + C + S, C + R,
@@ -140,7 +141,8 @@ GemmPlanInfo estimate_3d(index_t m, index_t n, index_t k, Variant v, Shape3 g, i
     info.msgs = msgs;
     info.flops = (cplx ? 8.0 : 2.0) * M * N * K / P;
     info.memory_bytes = static_cast<std::int64_t>(mem * double(elem));
-    info.stream_words = stream;
+    // The conversions: each rank's share of A and B packed and unpacked once, and of C on return.
+    info.stream_words = stream + 2.0 * (M * K + K * N + M * N) / Pu;
     info.predicted_time_s = mm.seconds(info.msgs, info.words, info.flops, info.stream_words, elem);
     return info;
 }

@@ -135,6 +135,13 @@ TEST_CASE("gemm model: the local GEMMs' packing of op(A) (stream_words) and its 
     const auto wide = cala::gemm_cost(Op::N, Op::N, aw, bw, cw, Variant::StationaryC, {}, 0, 0, 8, false);
     CHECK(wide.stream_words == 512.0 * 512 * 8 + 512.0 * 512 * 8);
 
+    // Stationary A on the same operands: each rank packs its 65536 x 256 columns of A once (one
+    // group: C has 512 columns) and receives, sums and adds the other rank's partial C for the
+    // 4 blocks of 64 columns it owns (two passes over 65536 x 256); B moves into Bt (512 x 512,
+    // k split over the ranks): each rank packs its 512 x 256 of B and unpacks 512 x 256 of Bt.
+    const auto sa = cala::gemm_cost(Op::N, Op::N, a, b, c, Variant::StationaryA, {}, 0, 1, 8, false);
+    CHECK(sa.stream_words == 65536.0 * 256 + 2.0 * 65536 * 256 + 2.0 * 512 * 256);
+
     // The predicted time charges the packing only when a packing rate is set.
     cala::MachineModel mm;
     mm.latency_s = 0, mm.seconds_per_byte = 0, mm.seconds_per_flop = 1e-11;
