@@ -2,7 +2,7 @@
 //   latency    ping-pong of one word between ranks 0 and 1 (half the round trip, median of 200)
 //   bandwidth  ping-pong of a 32 MiB message (bytes / half the round trip, best of 5)
 //   flop rate  and packing rate: the local BLAS dgemm on 2048^3 and on a tall-skinny 65536 x 256
-//              x 512 (C m x n, inner k) with the rank's threads (best of 3 each), on every rank
+//              x 512 (C m x n, inner k) with the rank's threads (best of 6 each), on every rank
 //              at once, the slowest rank's times; the two unknowns of time = flops / rate +
 //              packed elements of op(A) / packing rate (detail::packed_a_elements: m·k for both
 //              shapes) solved from the two times. The square product barely packs (2048 flops
@@ -48,12 +48,12 @@ std::vector<double> ping_pong(std::vector<char>& buf, int reps, MPI_Comm comm) {
     return out;
 }
 
-// Best of 3 seconds (after a warm-up) of the local dgemm C(m x n) = A(m x k)·B(k x n).
+// Best of 6 seconds (after a warm-up) of the local dgemm C(m x n) = A(m x k)·B(k x n).
 double gemm_seconds(index_t m, index_t n, index_t k, int threads) {
     std::vector<double> a(m * k, 0.5), b(k * n, 0.25), c(m * n, 0.0);
     omp_set_num_threads(threads);
     double best = 1e300;
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < 7; ++i) {
         const double t0 = omp_get_wtime();
         kernels::gemm(Op::N, Op::N, m, n, k, 1.0, a.data(), m, b.data(), k, 0.0, c.data(), m);
         const double t = omp_get_wtime() - t0;
