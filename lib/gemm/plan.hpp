@@ -52,6 +52,13 @@ inline std::pair<index_t, index_t> group_span(const Dist1D& d, std::pair<index_t
     return {d.block_start(grp.first), d.block_start(grp.second - 1) + d.block_size(grp.second - 1)};
 }
 
+/// Stationary C broadcasts A' by owner runs (summa_c.cpp): on a grid with q > 1, not on devices,
+/// when op(B)'s rows travel anyway (p > 1) or packing them costs less than copying the own
+/// blocks of A' (p == 1 and C has fewer columns than rows). The same on every rank.
+inline bool owner_runs(const GemmPlan& plan, const BlockCyclic& c) {
+    return plan.variant == Variant::StationaryC && c.q() > 1 && !plan.on_devices && (c.p() > 1 || c.n() < c.m());
+}
+
 /// How many pieces a local GEMM k deep is cut into along k so that MPI progresses between them
 /// (gemm_with_progress): pieces of at least 256, at most 4; one piece when nothing is in flight.
 index_t progress_chunks(index_t k, bool pending);

@@ -17,9 +17,135 @@
 
 namespace cala::detail {
 
+namespace {
+
+// A run: the blocks of one group that process column `owner` holds, adjacent in its local
+// memory; `pos` is where the run starts in this rank's slot (own run first, then cc+1, ...).
+struct Run {
+    int owner;
+    index_t first, w, pos;
+};
+
+// The runs of group [b0, b1) in this rank's order, and each block's column in the slot.
+void runs_of(const Dist1D& ka, std::pair<index_t, index_t> grp, int q, int cc, std::vector<Run>& runs,
+             std::vector<index_t>& pos) {
+    runs.clear();
+    pos.assign(static_cast<std::size_t>(grp.second - grp.first), 0);
+    index_t off = 0;
+    for (int t = 0; t < q; ++t) {
+        Run run{(cc + t) % q, -1, 0, off};
+        for (index_t l = grp.first; l < grp.second; ++l)
+            if (ka.block_owner(l) == run.owner) {
+                if (run.first < 0) run.first = l;
+                pos[static_cast<std::size_t>(l - grp.first)] = off + run.w;
+                run.w += ka.block_size(l);
+            }
+        if (run.w > 0) runs.push_back(run), off += run.w;
+    }
+}
+
+// Stationary C by owner runs (owner_runs in plan.hpp). Each process column broadcasts the blocks
+// of a group it owns as one piece along its row, straight from the caller's array when its local
+// A' is contiguous (then also multiplied from there: no copy of the own blocks), and op(B)'s rows
+// are placed in the slot order: received (p > 1, transposed, one broadcast per block along the
+// column, as in the plain path) or packed (p == 1). Two GEMMs per group: the own run, the others.
+template <class T>
+void summa_c_runs(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, T beta,
+                  const MatrixRef<T>& c) {
+    const Grid2D& grid = c.grid();
+    const int p = grid.p(), q = grid.q(), r = grid.row(), cc = grid.col();
+    const index_t m_loc = c.m_loc(), n_loc = c.n_loc();
+    const Dist1D& ka = a.layout().cols;
+    const Dist1D& kb = b.layout().rows;
+    const auto groups = panel_groups(ka, plan.panel_width);
+    const index_t ng = static_cast<index_t>(groups.size());
+    if (ng == 0) {
+        kernels::scale(m_loc, n_loc, beta, c.data(), c.ld());
+        return;
+    }
+    const index_t wmax = max_group_width(ka, groups);
+    const index_t slots = std::min<index_t>(plan.lookahead + 1, ng);
+    const bool direct = a.ld() == m_loc;  // the own runs are contiguous in the caller's array
+    Buffer<T> abuf(m_loc > 0 ? slots * m_loc * wmax : 0), bbuf(n_loc > 0 ? slots * n_loc * wmax : 0);
+    InFlight fl;
+    std::vector<Run> runs;
+    std::vector<index_t> pos;
+    auto own_piece = [&](const Run& run) { return local_ptr(a, 0, ka.to_local(ka.block_start(run.first))); };
+
+    auto post = [&](index_t g) {
+        const index_t s = g % slots;
+        runs_of(ka, groups[g], q, cc, runs, pos);
+        std::vector<Request> reqs;
+        // Posted in owner order, the same on every rank of the row (collectives on one
+        // communicator match by order; the slot order starts at each rank's own column).
+        std::vector<Run> by_owner = runs;
+        std::sort(by_owner.begin(), by_owner.end(), [](const Run& x, const Run& y) { return x.owner < y.owner; });
+        for (const Run& run : by_owner) {
+            if (m_loc == 0) break;
+            T* dst = abuf.data() + s * m_loc * wmax + run.pos * m_loc;
+            if (run.owner == cc) {
+                if (direct) dst = own_piece(run);
+                else kernels::copy(Op::N, m_loc, run.w, own_piece(run), a.ld(), dst, m_loc);
+            }
+            reqs.push_back(grid.row_comm().ibcast(dst, m_loc * run.w, run.owner));
+        }
+        for (index_t l = groups[g].first; n_loc > 0 && l < groups[g].second; ++l) {
+            const index_t w = ka.block_size(l), at = pos[static_cast<std::size_t>(l - groups[g].first)];
+            T* slot = bbuf.data() + s * n_loc * wmax;
+            if (p == 1) {  // op(B)'s rows of block l at their place in the slot order (ld wmax)
+                kernels::copy(Op::N, w, n_loc, local_ptr(b, kb.to_local(kb.block_start(l)), 0), b.ld(), slot + at, wmax);
+                continue;
+            }
+            const int root = kb.block_owner(l);
+            T* dst = slot + at * n_loc;  // B'(l, :) transposed
+            if (r == root)
+                kernels::copy(Op::T, w, n_loc, local_ptr(b, kb.to_local(kb.block_start(l)), 0), b.ld(), dst, n_loc);
+            reqs.push_back(grid.col_comm().ibcast(dst, n_loc * w, root));
+        }
+        fl.steps.push_back(std::move(reqs));
+    };
+
+    for (index_t g = 0; g < std::min<index_t>(plan.lookahead, ng); ++g) post(g);
+    bool first = true;  // beta applies to the first GEMM only
+    for (index_t g = 0; g < ng; ++g) {
+        if (g + plan.lookahead < ng) post(g + plan.lookahead);
+        wait_all(fl.steps.front());
+        fl.steps.pop_front();
+        if (m_loc == 0 || n_loc == 0) continue;
+        runs_of(ka, groups[g], q, cc, runs, pos);
+        const index_t s = g % slots;
+        const auto [k0, k1] = group_span(ka, groups[g]);
+        const T* bs = bbuf.data() + s * n_loc * wmax;
+        const Op opb = p > 1 ? Op::T : Op::N;
+        const index_t ldb = p > 1 ? n_loc : wmax;
+        auto b_at = [&](index_t col) { return p > 1 ? bs + col * n_loc : bs + col; };
+        index_t done = 0;
+        if (direct && runs.front().owner == cc) {
+            const Run& own = runs.front();
+            gemm_with_progress(fl, Op::N, opb, m_loc, n_loc, own.w, alpha, own_piece(own), a.ld(), b_at(0), ldb,
+                               first ? beta : T(1), c.data(), c.ld());
+            first = false;
+            done = own.w;
+        }
+        if (done < k1 - k0) {
+            gemm_with_progress(fl, Op::N, opb, m_loc, n_loc, k1 - k0 - done, alpha,
+                               abuf.data() + s * m_loc * wmax + done * m_loc, m_loc, b_at(done), ldb,
+                               first ? beta : T(1), c.data(), c.ld());
+            first = false;
+        }
+    }
+    if (first) kernels::scale(m_loc, n_loc, beta, c.data(), c.ld());
+}
+
+}  // namespace
+
 template <class T>
 void summa_c(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, T beta,
              const MatrixRef<T>& c) {
+    if (owner_runs(plan, c.layout())) {
+        summa_c_runs(plan, alpha, a, b, beta, c);
+        return;
+    }
     const Grid2D& grid = c.grid();
     const int p = grid.p(), q = grid.q(), r = grid.row(), cc = grid.col();
     const index_t m_loc = c.m_loc(), n_loc = c.n_loc();

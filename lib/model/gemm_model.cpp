@@ -86,7 +86,19 @@ LoopCost summa_loop_cost(const GemmPlan& plan, const BlockCyclic& c, int row, in
                 break;
         }
     }
-    out.msgs = (x_on ? nblocks : 0) + (y_on ? nblocks : 0);
+    // By owner runs (stationary C, plan.hpp): one piece of A' per process column holding blocks
+    // of a group; op(B)'s rows, on one process row, packed into a slot of their own.
+    const bool runs = owner_runs(plan, c);
+    index_t x_msgs = nblocks;
+    if (runs) {
+        x_msgs = 0;
+        for (const auto& grp : groups) {
+            std::vector<bool> holds(static_cast<std::size_t>(q), false);
+            for (index_t l = grp.first; l < grp.second; ++l) holds[static_cast<std::size_t>(looped.block_owner(l))] = true;
+            x_msgs += std::count(holds.begin(), holds.end(), true);
+        }
+    }
+    out.msgs = (x_on ? x_msgs : 0) + (y_on ? nblocks : 0);
     // The local GEMM of each group.
     for (index_t g = 0; g < ng; ++g) {
         const auto [g0, g1] = group_span(looped, groups[g]);
@@ -99,7 +111,7 @@ LoopCost summa_loop_cost(const GemmPlan& plan, const BlockCyclic& c, int row, in
                 break;
         }
     }
-    out.slots = (x_on ? slots * x_loc * wmax : 0) + (y_on ? slots * y_loc * wmax : 0);
+    out.slots = (x_on ? slots * x_loc * wmax : 0) + (y_on || (runs && n_loc > 0) ? slots * y_loc * wmax : 0);
     return out;
 }
 
