@@ -89,7 +89,7 @@ TEST_CASE("potrf: 2D on few ranks, 2.5D on many, 2D again when the memory limit 
                          doctest::Contains("potrf: no plan fits the memory limit of 1 MB per rank"), Error);
 }
 
-TEST_CASE("issue 17 on 1x2: the caller's layout at nb = 64, another layout for tall-skinny at nb = 1") {
+TEST_CASE("issue 17 on 1x2: the caller's layout at nb = 64 and for tall-skinny at nb = 1, another layout for wide at nb = 1") {
     struct Mnk {
         index_t m, n, k;
     };
@@ -107,11 +107,19 @@ TEST_CASE("issue 17 on 1x2: the caller's layout at nb = 64, another layout for t
         CHECK(r.reason.find("computing in the caller's layout moves nothing extra") != std::string::npos);
     }
 
-    // Tall-skinny at nb = 1, small enough for the exact model: one message per column of A on
-    // the caller's 1 x 2 grid, against a conversion to a layout with no messages in the loop.
+    // Tall-skinny at nb = 1, small enough for the exact model: by owner runs (stationary C, C
+    // taller than wide) the caller's 1 x 2 grid sends one piece of A per process column, not one
+    // per column of A, and stays.
     const GemmPlanReport thin = report({384, 6, 6}, 1);
-
     CAPTURE(thin.chosen.describe());
-    CHECK_FALSE(thin.chosen.user_grid);
-    CHECK(thin.reason.find("the caller's layout would take") != std::string::npos);
+    CHECK(thin.chosen.user_grid);
+    CHECK(thin.chosen.msgs <= 2);
+
+    // Wide at nb = 1 (no owner runs with p == 1: packing op(B) would cost more than the own
+    // blocks of A): one message per block of k on the caller's grid, against a conversion to a
+    // layout with no messages in the loop.
+    const GemmPlanReport wide = report({6, 384, 6}, 1);
+    CAPTURE(wide.chosen.describe());
+    CHECK_FALSE(wide.chosen.user_grid);
+    CHECK(wide.reason.find("the caller's layout would take") != std::string::npos);
 }
