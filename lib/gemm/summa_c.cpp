@@ -26,6 +26,16 @@ struct Run {
     index_t first, w, pos;
 };
 
+// B'(l, :) (w x n_loc) packed transposed into dst on its owner row, broadcast along the column.
+template <class T>
+Request bcast_b_block(const Grid2D& grid, const MatrixRef<T>& b, index_t l, index_t w, index_t n_loc, T* dst) {
+    const Dist1D& kb = b.layout().rows;
+    const int root = kb.block_owner(l);
+    if (grid.row() == root)
+        kernels::copy(Op::T, w, n_loc, local_ptr(b, kb.to_local(kb.block_start(l)), 0), b.ld(), dst, n_loc);
+    return grid.col_comm().ibcast(dst, n_loc * w, root);
+}
+
 // The runs of group [b0, b1) in this rank's order, and each block's column in the slot.
 void runs_of(const Dist1D& ka, std::pair<index_t, index_t> grp, int q, int cc, std::vector<Run>& runs,
              std::vector<index_t>& pos) {
@@ -53,7 +63,7 @@ template <class T>
 void summa_c_runs(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, T beta,
                   const MatrixRef<T>& c) {
     const Grid2D& grid = c.grid();
-    const int p = grid.p(), q = grid.q(), r = grid.row(), cc = grid.col();
+    const int p = grid.p(), q = grid.q(), cc = grid.col();
     const index_t m_loc = c.m_loc(), n_loc = c.n_loc();
     const Dist1D& ka = a.layout().cols;
     const Dist1D& kb = b.layout().rows;
@@ -96,11 +106,7 @@ void summa_c_runs(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const Ma
                 kernels::copy(Op::N, w, n_loc, local_ptr(b, kb.to_local(kb.block_start(l)), 0), b.ld(), slot + at, wmax);
                 continue;
             }
-            const int root = kb.block_owner(l);
-            T* dst = slot + at * n_loc;  // B'(l, :) transposed
-            if (r == root)
-                kernels::copy(Op::T, w, n_loc, local_ptr(b, kb.to_local(kb.block_start(l)), 0), b.ld(), dst, n_loc);
-            reqs.push_back(grid.col_comm().ibcast(dst, n_loc * w, root));
+            reqs.push_back(bcast_b_block(grid, b, l, w, n_loc, slot + at * n_loc));
         }
         fl.steps.push_back(std::move(reqs));
     };
@@ -147,7 +153,7 @@ void summa_c(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const MatrixR
         return;
     }
     const Grid2D& grid = c.grid();
-    const int p = grid.p(), q = grid.q(), r = grid.row(), cc = grid.col();
+    const int p = grid.p(), q = grid.q(), cc = grid.col();
     const index_t m_loc = c.m_loc(), n_loc = c.n_loc();
     const Dist1D& ka = a.layout().cols;  // k blocked alike in A' (over q) and B' (over p)
     const Dist1D& kb = b.layout().rows;
@@ -187,13 +193,7 @@ void summa_c(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const MatrixR
                 if (cc == root && !in_place(l)) kernels::copy(Op::N, m_loc, w, a_piece(l), a.ld(), dst, m_loc);
                 reqs.push_back(grid.row_comm().ibcast(dst, m_loc * w, root));
             }
-            if (bcast_b) {
-                T* dst = bbuf.data() + s * n_loc * wmax + off * n_loc;  // B'(l, :) transposed
-                const int root = kb.block_owner(l);
-                if (r == root)
-                    kernels::copy(Op::T, w, n_loc, local_ptr(b, kb.to_local(kb.block_start(l)), 0), b.ld(), dst, n_loc);
-                reqs.push_back(grid.col_comm().ibcast(dst, n_loc * w, root));
-            }
+            if (bcast_b) reqs.push_back(bcast_b_block(grid, b, l, w, n_loc, bbuf.data() + s * n_loc * wmax + off * n_loc));
         }
         fl.steps.push_back(std::move(reqs));
     };
