@@ -74,24 +74,30 @@ def ranks_of(cmd):
     return 2
 
 
-def run_job(cmd, env):
-    """Exit status of the command, or None where it hung in MPI_Finalize after doctest's status."""
+def run_job(cmd, env, done=DOCTEST_DONE, echo=True):
+    """(exit status, output) of the command; the status is None where the job printed `done` (the
+    line a program prints once every rank's checks are reduced) and then hung in MPI_Finalize: it
+    is killed FINALIZE_GRACE_S later. Output is echoed as it comes when `echo`."""
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)
-    done = threading.Event()
+    finished = threading.Event()
+    lines = []
 
-    def echo():
+    def read():
         for line in proc.stdout:
-            print(line, end="", flush=True)
-            if DOCTEST_DONE in line:
-                done.set()
+            lines.append(line)
+            if echo:
+                print(line, end="", flush=True)
+            if done in line:
+                finished.set()
 
-    reader = threading.Thread(target=echo, daemon=True)
+    reader = threading.Thread(target=read, daemon=True)
     reader.start()
+    rc = None
     while proc.poll() is None:
-        if done.wait(1.0):
+        if finished.wait(1.0):
             try:
-                return proc.wait(timeout=FINALIZE_GRACE_S)
+                rc = proc.wait(timeout=FINALIZE_GRACE_S)
             except subprocess.TimeoutExpired:
                 proc.send_signal(2)  # SIGINT: mpiexec.mpich takes its ranks down with it
                 try:
@@ -99,15 +105,17 @@ def run_job(cmd, env):
                 except subprocess.TimeoutExpired:
                     os.killpg(proc.pid, 9)
                     proc.wait()
-                return None
-    reader.join()
-    return proc.returncode
+            break
+    else:
+        rc = proc.returncode
+    reader.join(timeout=10)
+    return rc, "".join(lines)
 
 
 def run_and_check(cmd, private):
     env = dict(os.environ, **NET_ENV)
     before = loopback_counters()
-    rc = run_job(cmd, env)
+    rc, _ = run_job(cmd, env)
     after = loopback_counters()
     sent, packets = after[0] - before[0], after[1] - before[1]
     ranks = ranks_of(cmd)

@@ -540,6 +540,7 @@ int main(void) {
     int all = failures;
     Cigsum2d(row, "All", " ", 1, 1, &all, 1, -1, -1);
     if (me == 0) printf("shim_checks: %s\n", all == 0 ? "all checks passed" : "FAILED");
+    fflush(stdout);  // before MPI_Finalize, which can hang over TCP (shim_checks.py)
     Cblacs_exit(0);
     return all == 0 ? 0 : 1;
 }

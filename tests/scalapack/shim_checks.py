@@ -12,8 +12,14 @@ calls going through cala (CALA_VERBOSE), the first-block case going to ScaLAPACK
 import argparse
 import os
 import re
-import subprocess
 import sys
+
+# The finalize guard of the network path (tests/network/net_path.py): over UCX's TCP transport a
+# job can hang in MPI_Finalize after its last check (openucx/ucx#8738).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "network"))
+from net_path import FINALIZE_GRACE_S, SKIP, run_job  # noqa: E402
+
+DONE = "shim_checks: all checks passed"
 
 
 def main():
@@ -26,12 +32,11 @@ def main():
     env.pop("LD_PRELOAD", None)
     cmd = [args.mpiexec, "-n", "4", args.exe]
     print("+", " ".join(cmd), flush=True)
-    r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
-    out = r.stdout
+    rc, out = run_job(cmd, env, done=DONE, echo=False)
     print(out, end="")
     errors = []
-    if r.returncode != 0 or "shim_checks: all checks passed" not in out:
-        errors.append(f"the program failed (exit status {r.returncode})")
+    if rc not in (0, None) or DONE not in out:
+        errors.append(f"the program failed (exit status {rc})")
     for position in (1, 8, 1402, 1911):
         n = len(re.findall(rf"On entry to PDGEMM parameter number\s+{position} had an illegal value", out))
         if n != 4:
@@ -62,6 +67,12 @@ def main():
     if errors:
         print("FAILED:\n  " + "\n  ".join(errors))
         return 1
+    if rc is None:
+        # Every check above passed on the whole output, the program's own included (rank 0 prints
+        # DONE after reducing every rank's result); only MPI_Finalize did not return.
+        print(f"shim_checks.py: SKIPPED: the checks passed, then the job hung in MPI_Finalize for "
+              f"{FINALIZE_GRACE_S} s (UCX TCP teardown, openucx/ucx#8738) and was killed")
+        return SKIP
     return 0
 
 
