@@ -4,7 +4,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <complex>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -84,7 +86,26 @@ void zpotrf_(const char*, const int*, std::complex<double>*, const int*, int*);
 
 namespace {
 
+// Rows of C per BLIS call in gemm (blas.hpp: gemm_row_block).
+std::atomic<index_t> g_row_block{-1};
+
 }  // namespace
+
+index_t gemm_row_block() {
+    index_t rows = g_row_block.load(std::memory_order_relaxed);
+    if (rows < 0) {
+        const char* s = std::getenv("CALA_GEMM_ROWS");
+        rows = s != nullptr && *s != '\0' ? std::max<index_t>(0, std::atol(s)) : index_t{2048};
+        g_row_block.store(rows, std::memory_order_relaxed);
+    }
+    return rows;
+}
+
+index_t set_gemm_row_block(index_t rows) {
+    const index_t before = gemm_row_block();
+    g_row_block.store(std::max<index_t>(0, rows), std::memory_order_relaxed);
+    return before;
+}
 
 template <class T>
 void gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a, index_t lda, const T* b,
@@ -98,8 +119,17 @@ void gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a
     // Threads pay off only on products large enough to split; tiny ones stay on one core.
     const bool tiny = double(m) * double(n) * double(k) < 64.0 * 64.0 * 64.0;
     Rntm r(tiny ? 1 : threads());
-    blis_gemm_ex(blis_trans(op_a), blis_trans(op_b), m, n, k, bl(&alpha), bl(a), lda, bl(b), ldb, bl(&beta), bl(c),
-                 ldc, &r.r);
+    // Calls of at most gemm_row_block() rows, of equal height rounded up to 16 (a multiple of
+    // every BLIS micro-tile height): op(A)'s rows r0.. start at a + r0 (N) or a + r0·lda (T, C).
+    const index_t block = gemm_row_block();
+    const index_t parts = block > 0 && m > block ? (m + block - 1) / block : 1;
+    const index_t rows = parts == 1 ? m : ((m + parts - 1) / parts + 15) / 16 * 16;
+    for (index_t r0 = 0; r0 < m; r0 += rows) {
+        const index_t h = std::min(rows, m - r0);
+        const T* ar = op_a == Op::N ? a + r0 : a + r0 * lda;
+        blis_gemm_ex(blis_trans(op_a), blis_trans(op_b), h, n, k, bl(&alpha), bl(ar), lda, bl(b), ldb, bl(&beta),
+                     bl(c + r0), ldc, &r.r);
+    }
 }
 
 void set_threads(int n) { bli_thread_set_num_threads(n); }

@@ -11,6 +11,16 @@ template <class T>
 void gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a, index_t lda, const T* b,
           index_t ldb, T beta, T* c, index_t ldc);
 
+/// Rows of C per BLIS call in gemm: a product whose C has more rows runs as calls of equal height
+/// (a multiple of 16) of at most this many rows. 0: one call. Default CALA_GEMM_ROWS, else 2048.
+/// Measured on this project's 2-core EPYC (BLIS 0.9, zen3 kernels, both ranks at once;
+/// docs/performance.md): C of more than about 2048 rows runs 7-17% faster in calls of at most
+/// 2048 rows, although each call packs op(B) again, 1/(2·rows) of the flops (4096x2048x256:
+/// 95 GF/s as one call, 103 in two; 65536x256x512: 67 as one, 79 in 32).
+index_t gemm_row_block();
+/// Sets gemm_row_block() for the whole process (tests, benchmarks); returns the previous value.
+index_t set_gemm_row_block(index_t rows);
+
 /// Threads cala's kernels use on the calling thread: the innermost ThreadScope, else
 /// omp_get_max_threads().
 int threads() noexcept;

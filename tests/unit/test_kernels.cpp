@@ -57,6 +57,43 @@ TEST_CASE_TEMPLATE("kernels::gemm matches the naive product for every op pair", 
         }
 }
 
+TEST_CASE_TEMPLATE("kernels::gemm in row blocks matches one call, every op pair", T, double, std::complex<float>) {
+    // C taller than the row block runs as several BLIS calls (kernels::gemm_row_block): heights
+    // that the block divides and does not, a last call shorter than the others, one block.
+    std::mt19937_64 g(std::random_device{}());
+    const index_t n = 6, k = 9;
+    for (index_t block : {index_t{16}, index_t{40}, index_t{100}}) {
+        for (index_t m : {index_t{99}, index_t{100}, index_t{161}}) {
+            for (Op oa : {Op::N, Op::T, Op::C})
+                for (Op ob : {Op::N, Op::C}) {
+                    const index_t lda = (oa == Op::N ? m : k) + 2, ldb = (ob == Op::N ? k : n) + 1, ldc = m + 3;
+                    std::vector<T> a(lda * (oa == Op::N ? k : m)), b(ldb * (ob == Op::N ? n : k)), c(ldc * n);
+                    for (auto& x : a) x = rnd<T>(g);
+                    for (auto& x : b) x = rnd<T>(g);
+                    for (auto& x : c) x = rnd<T>(g);
+                    const T alpha = rnd<T>(g), beta = rnd<T>(g);
+                    auto one = c;
+                    const index_t before = cala::kernels::set_gemm_row_block(0);
+                    cala::kernels::gemm(oa, ob, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta, one.data(), ldc);
+                    cala::kernels::set_gemm_row_block(block);
+                    CHECK(cala::kernels::gemm_row_block() == block);
+                    cala::kernels::gemm(oa, ob, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
+                    cala::kernels::set_gemm_row_block(before);
+                    double err = 0;
+                    for (index_t j = 0; j < n; ++j)
+                        for (index_t i = 0; i < ldc; ++i)  // the rows past m too: untouched
+                            err = std::max(err, std::abs(std::complex<double>(one[i + j * ldc]) -
+                                                         std::complex<double>(c[i + j * ldc])));
+                    CAPTURE(block);
+                    CAPTURE(m);
+                    CAPTURE(cala::op_char(oa));
+                    CAPTURE(cala::op_char(ob));
+                    CHECK(err < 4 * k * double(cala::eps<T>()));
+                }
+        }
+    }
+}
+
 TEST_CASE_TEMPLATE("kernels::gemm with beta = 0 does not read C", T, float, double, std::complex<float>,
                    std::complex<double>) {
     const index_t m = 9, n = 7, k = 5;
