@@ -175,11 +175,12 @@ void run_gemm(const GemmArgs& args, int p, int q, Shape3D g3) {
 
     progress("the concurrent reference: every rank's local product " + std::to_string(c.m_loc()) + "x" +
              std::to_string(c.n_loc()) + "x" + std::to_string(k) + " at once");
-    // The local product as one call, and as cala's loop runs it: panels of depth nb or 4nb, each
-    // split in up to 4 chunks along the longer of m_loc, n_loc (summa_common.hpp). BLIS runs
-    // some of these faster than the one deep call (measured: 2 ranks, 4096^3, 96-100 GF/s as one
-    // call, 101-103 for cala), so the reference is the best of them, each shape measured
-    // concurrently before and after the timed runs.
+    // The local product as one call, and in pieces like those cala's loop runs: depth nb or 4nb
+    // (cala's panels, cut along k in pieces of 256: summa_common.hpp), whole or in 4 chunks along
+    // the longer of m_loc, n_loc (the loop before stop 25 cut along m). BLIS runs some of these
+    // faster than the one deep call (measured: 2 ranks, 4096^3, 96-100 GF/s as one call, 101-103
+    // for cala), so the reference is the best of them, each shape measured concurrently before
+    // and after the timed runs; every call goes through kernels::gemm, row blocks included.
     struct Shape {
         index_t m, n, k;
     };
