@@ -175,24 +175,23 @@ void run_gemm(const GemmArgs& args, int p, int q, Shape3D g3) {
 
     progress("the concurrent reference: every rank's local product " + std::to_string(c.m_loc()) + "x" +
              std::to_string(c.n_loc()) + "x" + std::to_string(k) + " at once");
-    // The local product as one call, and in pieces like those cala's loop runs: depth nb or 4nb
-    // (cala's panels, cut along k in pieces of 256: summa_common.hpp), whole or in 4 chunks along
-    // the longer of m_loc, n_loc (the loop before stop 25 cut along m). BLIS runs some of these
-    // faster than the one deep call (measured: 2 ranks, 4096^3, 96-100 GF/s as one call, 101-103
-    // for cala), so the reference is the best of them, each shape measured concurrently before
-    // and after the timed runs; every call goes through kernels::gemm, row blocks included.
+    // The local product as one call, and as cala's loop runs it: the whole local C at depth nb,
+    // 4nb or 256 (cala's panels, cut along k in pieces of 256 while messages are in flight:
+    // summa_common.hpp). BLIS runs some of these faster than the one deep call (measured: 2 ranks,
+    // 4096^3, 96-100 GF/s as one call, 101-103 for cala), so the reference is the best of them,
+    // each measured concurrently before and after the timed runs, every call through
+    // kernels::gemm (its row blocks included). Until stop 26 the reference also ran each depth on
+    // a quarter of C (the loop then cut along m): a C of 16 MB instead of 64 stays in the cache
+    // from one repeat to the next, which no call of cala's sees, and those shapes won the
+    // reference by up to 10% (docs/performance.md).
     struct Shape {
         index_t m, n, k;
     };
     std::vector<Shape> shapes;
-    for (index_t d : {k, nb, 4 * nb}) {
+    for (index_t d : {k, nb, 4 * nb, index_t{256}}) {
         if (d <= 0 || d > k) continue;
-        const bool along_m = c.n_loc() < c.m_loc();
-        for (index_t parts : {1, 4}) {
-            const index_t len = along_m ? c.m_loc() : c.n_loc();
-            const index_t w = std::max<index_t>(1, (len + parts - 1) / parts);
-            shapes.push_back(along_m ? Shape{w, c.n_loc(), d} : Shape{c.m_loc(), w, d});
-        }
+        if (std::any_of(shapes.begin(), shapes.end(), [&](const Shape& x) { return x.k == d; })) continue;
+        shapes.push_back(Shape{c.m_loc(), c.n_loc(), d});
     }
     auto measure_reference = [&] {
         std::vector<Reference> r;
