@@ -24,6 +24,26 @@ template <class T>
 T at(Op op, const std::vector<T>& x, index_t ld, index_t i, index_t j) {
     return op == Op::N ? x[i + j * ld] : cala::conj_if(x[j + i * ld], op == Op::C);
 }
+// Random operands of c := alpha·op(a)·op(b) + beta·c, c m x n, each array padded past its rows.
+template <class T>
+struct Product {
+    Op oa, ob;
+    index_t m, n, k, lda, ldb, ldc;
+    std::vector<T> a, b, c;
+    T alpha, beta;
+    Product(std::mt19937_64& g, Op oa_, Op ob_, index_t m_, index_t n_, index_t k_, index_t pad_a, index_t pad_b,
+            index_t pad_c)
+        : oa(oa_), ob(ob_), m(m_), n(n_), k(k_), lda((oa_ == Op::N ? m_ : k_) + pad_a),
+          ldb((ob_ == Op::N ? k_ : n_) + pad_b), ldc(m_ + pad_c), a(lda * (oa_ == Op::N ? k_ : m_)),
+          b(ldb * (ob_ == Op::N ? n_ : k_)), c(ldc * n_), alpha(rnd<T>(g)), beta(rnd<T>(g)) {
+        for (auto& x : a) x = rnd<T>(g);
+        for (auto& x : b) x = rnd<T>(g);
+        for (auto& x : c) x = rnd<T>(g);
+    }
+    void run(std::vector<T>& out) const {
+        cala::kernels::gemm(oa, ob, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta, out.data(), ldc);
+    }
+};
 }  // namespace
 
 TEST_CASE_TEMPLATE("kernels::gemm matches the naive product for every op pair", T, float, double,
@@ -32,24 +52,19 @@ TEST_CASE_TEMPLATE("kernels::gemm matches the naive product for every op pair", 
     const index_t m = 23, n = 17, k = 31;
     for (Op oa : {Op::N, Op::T, Op::C})
         for (Op ob : {Op::N, Op::T, Op::C}) {
-            const index_t lda = (oa == Op::N ? m : k) + 3, ldb = (ob == Op::N ? k : n) + 2, ldc = m + 1;
-            std::vector<T> a(lda * (oa == Op::N ? k : m)), b(ldb * (ob == Op::N ? n : k)), c(ldc * n);
-            for (auto& x : a) x = rnd<T>(g);
-            for (auto& x : b) x = rnd<T>(g);
-            for (auto& x : c) x = rnd<T>(g);
-            const T alpha = rnd<T>(g), beta = rnd<T>(g);
-            auto c0 = c;
+            const Product<T> x(g, oa, ob, m, n, k, 3, 2, 1);
+            std::vector<T> c = x.c;
 
-            cala::kernels::gemm(oa, ob, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
+            x.run(c);
 
             double err = 0;
             for (index_t j = 0; j < n; ++j)
                 for (index_t i = 0; i < m; ++i) {
                     std::complex<double> s = 0;
                     for (index_t l = 0; l < k; ++l)
-                        s += std::complex<double>(at(oa, a, lda, i, l)) * std::complex<double>(at(ob, b, ldb, l, j));
-                    const auto ref = std::complex<double>(alpha) * s + std::complex<double>(beta) * std::complex<double>(c0[i + j * ldc]);
-                    err = std::max(err, std::abs(ref - std::complex<double>(c[i + j * ldc])));
+                        s += std::complex<double>(at(oa, x.a, x.lda, i, l)) * std::complex<double>(at(ob, x.b, x.ldb, l, j));
+                    const auto ref = std::complex<double>(x.alpha) * s + std::complex<double>(x.beta) * std::complex<double>(x.c[i + j * x.ldc]);
+                    err = std::max(err, std::abs(ref - std::complex<double>(c[i + j * x.ldc])));
                 }
             CAPTURE(cala::op_char(oa));
             CAPTURE(cala::op_char(ob));
@@ -66,18 +81,14 @@ TEST_CASE_TEMPLATE("kernels::gemm in row blocks matches one call, every op pair"
         for (index_t m : {index_t{99}, index_t{100}, index_t{161}}) {
             for (Op oa : {Op::N, Op::T, Op::C})
                 for (Op ob : {Op::N, Op::C}) {
-                    const index_t lda = (oa == Op::N ? m : k) + 2, ldb = (ob == Op::N ? k : n) + 1, ldc = m + 3;
-                    std::vector<T> a(lda * (oa == Op::N ? k : m)), b(ldb * (ob == Op::N ? n : k)), c(ldc * n);
-                    for (auto& x : a) x = rnd<T>(g);
-                    for (auto& x : b) x = rnd<T>(g);
-                    for (auto& x : c) x = rnd<T>(g);
-                    const T alpha = rnd<T>(g), beta = rnd<T>(g);
-                    auto one = c;
+                    const Product<T> x(g, oa, ob, m, n, k, 2, 1, 3);
+                    const index_t ldc = x.ldc;
+                    std::vector<T> one = x.c, c = x.c;
                     const index_t before = cala::kernels::set_gemm_row_block(0);
-                    cala::kernels::gemm(oa, ob, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta, one.data(), ldc);
+                    x.run(one);
                     cala::kernels::set_gemm_row_block(block);
                     CHECK(cala::kernels::gemm_row_block() == block);
-                    cala::kernels::gemm(oa, ob, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
+                    x.run(c);
                     cala::kernels::set_gemm_row_block(before);
                     double err = 0;
                     for (index_t j = 0; j < n; ++j)
