@@ -1,8 +1,9 @@
 // cala-bench device: the chunked out-of-core GEMM (issue 8) against in-core cuBLAS dgemm and
-// cublasXtDgemm, all measured in the same run on the same GPU, double precision, C := A·B.
+// cublasXtDgemm, all measured in the same run on the same GPU, double or single precision, C := A·B.
 //
 // cala-bench device -> cala::device_gemm (chunked engine on CudaDevice | HostDevice)
-//                   -> cuda/reference.hpp (incore_dgemm, cublasxt_dgemm; libcala_cuda)
+//                   -> cuda/reference.hpp (incore_gemm, cublasxt_gemm, link_rate, tile_gemm_gflops;
+//                      libcala_cuda)
 //
 //   cala-bench device --n 32768 --tile 2048 --c-over-mem 4    (the GPU figures of issue 8)
 //   cala-bench device --devices host --n 2048 --tile 256      (the same path on a HostDevice)
@@ -10,10 +11,15 @@
 // The cap per device is |C| / (c_over_mem · G) bytes: --c-over-mem 4 makes C four times larger
 // than the allowed device memory (case c2 of the seed). A, B, C live in pinned host memory
 // (cudaHostAlloc) for cala and cublasXt alike; the in-core reference copies them to the GPU once
-// and times cublasDgemm alone. One warm-up run each, then --runs timed runs (best and median).
+// and times cublas?gemm alone. One warm-up run each, then --runs timed runs (best and median).
 // Ratios use best times: vs_incore = incore / cala (target >= 0.90), vs_cublasxt = cublasxt / cala
 // (target >= 1.2). check_error = max|C - C_ref| / (eps·k·k) (|a|, |b| < 1), well under 1 when
-// right. Without CUDA in the build, or without a GPU, one JSON line says so (exit status 0).
+// right. --type d (default) or s. On a GPU a "link" line gives the host link's rates (pinned,
+// tile-sized copies, each direction alone and both at once) and cuBLAS's rate on the engine's
+// tile products; the cala line then carries the roofline of its plan: bound_s = max(flops at the
+// tile rate, its h2d bytes at the h2d rate, its d2h bytes at the d2h rate, both-at-once rates),
+// and vs_bound = bound_s / best_s. Without CUDA in the build, or without a GPU, one JSON line
+// says so (exit status 0).
 
 #include <mpi.h>
 #include <omp.h>
@@ -46,8 +52,9 @@ namespace cala::bench {
 namespace {
 
 struct DeviceArgs {
-    index_t m = 0, n = 0, k = 0, tile = 0;
-    std::string devices = "0";
+    index_t m = 0, n = 0, k = 0, tile = 0, b = 0, c = 0, d = 0;
+    int lookahead = -1;
+    std::string devices = "0", type = "d";
     double c_over_mem = 4, max_device_mb = 0;
     int runs = 3;
     bool no_incore = false, no_cublasxt = false;
@@ -57,12 +64,13 @@ void say(const std::string& s) { std::fprintf(stderr, "cala-bench device: %s\n",
 void emit_line(const nlohmann::json& j) { emit(nlohmann::ordered_json::parse(j.dump())); }
 
 /// Host memory for an operand: pinned when the devices are GPUs.
+template <class T>
 class HostBuffer {
 public:
     HostBuffer(std::size_t n, bool pinned) : n_(n), pinned_(pinned) {
 #ifdef CALA_HAVE_CUDA
         if (pinned_) {
-            p_ = static_cast<double*>(cuda::pinned_alloc(n * sizeof(double)));
+            p_ = static_cast<T*>(cuda::pinned_alloc(n * sizeof(T)));
             return;
         }
 #endif
@@ -76,23 +84,24 @@ public:
     }
     HostBuffer(const HostBuffer&) = delete;
     HostBuffer& operator=(const HostBuffer&) = delete;
-    double* data() { return p_; }
+    T* data() { return p_; }
     std::size_t size() const { return n_; }
 
 private:
     std::size_t n_;
     bool pinned_;
-    double* p_ = nullptr;
-    std::vector<double> own_;
+    T* p_ = nullptr;
+    std::vector<T> own_;
 };
 
-void fill(double* x, std::size_t n, std::uint64_t seed) {
+template <class T>
+void fill(T* x, std::size_t n, std::uint64_t seed) {
 #pragma omp parallel for schedule(static)
     for (std::size_t i = 0; i < n; ++i) {
         std::uint64_t h = (i + 1) * 0x9e3779b97f4a7c15ull ^ seed;
         h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
         h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
-        x[i] = static_cast<double>((h ^ (h >> 31)) >> 11) * 0x1.0p-52 - 1.0;
+        x[i] = static_cast<T>(static_cast<double>((h ^ (h >> 31)) >> 11) * 0x1.0p-52 - 1.0);
     }
 }
 
@@ -109,20 +118,23 @@ std::pair<double, double> timed(int runs, F&& f) {  // best, median, after one w
     return {t.front(), t[t.size() / 2]};
 }
 
-double check_error(const double* c, const double* ref, std::size_t n, index_t k) {
+template <class T>
+double check_error(const T* c, const T* ref, std::size_t n, index_t k) {
     double e = 0;
 #pragma omp parallel for reduction(max : e)
-    for (std::size_t i = 0; i < n; ++i) e = std::max(e, std::isnan(c[i]) ? INFINITY : std::abs(c[i] - ref[i]));
-    return e / (std::numeric_limits<double>::epsilon() * static_cast<double>(k) * static_cast<double>(k));
+    for (std::size_t i = 0; i < n; ++i)
+        e = std::max(e, std::isnan(c[i]) ? INFINITY : static_cast<double>(std::abs(c[i] - ref[i])));
+    return e / (static_cast<double>(std::numeric_limits<T>::epsilon()) * static_cast<double>(k) * static_cast<double>(k));
 }
 
 nlohmann::json line(const char* impl, const DeviceArgs& a, std::pair<double, double> t) {
     const double flops = 2.0 * static_cast<double>(a.m) * static_cast<double>(a.n) * static_cast<double>(a.k);
-    return {{"bench", "device"}, {"impl", impl}, {"type", "d"}, {"m", a.m}, {"n", a.n}, {"k", a.k},
+    return {{"bench", "device"}, {"impl", impl}, {"type", a.type}, {"m", a.m}, {"n", a.n}, {"k", a.k},
             {"tile", a.tile}, {"devices", a.devices}, {"runs", a.runs}, {"best_s", t.first},
             {"median_s", t.second}, {"gflops", flops / t.first * 1e-9}};
 }
 
+template <class T>
 void run(DeviceArgs a) {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -152,14 +164,14 @@ void run(DeviceArgs a) {
     if (a.tile <= 0) a.tile = on_gpu ? 2048 : 256;
     const auto g = static_cast<std::int64_t>(std::count(a.devices.begin(), a.devices.end(), ',') + 1);
     const std::size_t sa = a.m * a.k, sb = a.k * a.n, sc = a.m * a.n;
-    const std::int64_t c_bytes = static_cast<std::int64_t>(sc * sizeof(double));
+    const std::int64_t c_bytes = static_cast<std::int64_t>(sc * sizeof(T));
     const std::int64_t cap = a.max_device_mb > 0 ? static_cast<std::int64_t>(a.max_device_mb * 1048576.0)
                                                  : static_cast<std::int64_t>(c_bytes / (a.c_over_mem * g));
     say("A, B, C of " + std::to_string(a.m) + "x" + std::to_string(a.k) + ", " + std::to_string(a.k) + "x" +
-        std::to_string(a.n) + ", " + std::to_string(a.m) + "x" + std::to_string(a.n) + " doubles" +
+        std::to_string(a.n) + ", " + std::to_string(a.m) + "x" + std::to_string(a.n) + (a.type == "s" ? " floats" : " doubles") +
         (on_gpu ? " in pinned host memory" : "") + "; cap " + std::to_string(cap >> 20) + " MiB per device");
-    HostBuffer A(sa, on_gpu), B(sb, on_gpu), C(sc, on_gpu);
-    std::vector<double> ref(sc);
+    HostBuffer<T> A(sa, on_gpu), B(sb, on_gpu), C(sc, on_gpu);
+    std::vector<T> ref(sc);
     fill(A.data(), sa, 1), fill(B.data(), sb, 2);
     int ordinal = 0;
     if (on_gpu) ordinal = std::stoi(a.devices.substr(0, a.devices.find(',')));
@@ -171,11 +183,11 @@ void run(DeviceArgs a) {
         nlohmann::json j;
 #ifdef CALA_HAVE_CUDA
         if (on_gpu) {
-            if (static_cast<std::int64_t>((sa + sb + sc) * sizeof(double)) > cuda::device_memory_bytes(ordinal)) {
+            if (static_cast<std::int64_t>((sa + sb + sc) * sizeof(T)) > cuda::device_memory_bytes(ordinal)) {
                 say("in-core reference skipped: A, B, C do not fit on the GPU");
             } else {
-                say("in-core cublasDgemm ...");
-                const auto t = cuda::incore_dgemm(ordinal, a.m, a.n, a.k, A.data(), B.data(), ref.data(), a.runs);
+                say("in-core cublas" + a.type + "gemm ...");
+                const auto t = cuda::incore_gemm<T>(ordinal, a.m, a.n, a.k, A.data(), B.data(), ref.data(), a.runs);
                 j = line("cublas_incore", a, {t.best_s, t.median_s});
                 j["device_name"] = cuda::device_name(ordinal);
                 ref_s = t.best_s, have_ref = true;
@@ -185,7 +197,7 @@ void run(DeviceArgs a) {
         if (!on_gpu) {
             say("in-core host BLAS ...");
             const auto t = timed(a.runs, [&] {
-                kernels::gemm<double>(Op::N, Op::N, a.m, a.n, a.k, 1.0, A.data(), a.m, B.data(), a.k, 0.0,
+                kernels::gemm<T>(Op::N, Op::N, a.m, a.n, a.k, T{1}, A.data(), a.m, B.data(), a.k, T{0},
                                       ref.data(), a.m);
             });
             j = line("host_blas_incore", a, t);
@@ -198,9 +210,10 @@ void run(DeviceArgs a) {
     // 2. cala's chunked engine with the cap (case c2 for --c-over-mem > 1).
     say("cala chunked, devices " + a.devices + " ...");
     DeviceGemmReport rep;
-    const DeviceGemmOptions opts{.devices = a.devices, .max_device_bytes = cap, .tile = a.tile, .report = &rep};
+    const DeviceGemmOptions opts{.devices = a.devices, .max_device_bytes = cap, .tile = a.tile, .b = a.b, .c = a.c,
+                                 .d = a.d, .lookahead = a.lookahead, .report = &rep};
     const auto t = timed(a.runs, [&] {
-        device_gemm<double>(Op::N, Op::N, a.m, a.n, a.k, 1.0, A.data(), a.m, B.data(), a.k, 0.0, C.data(), a.m, opts);
+        device_gemm<T>(Op::N, Op::N, a.m, a.n, a.k, T{1}, A.data(), a.m, B.data(), a.k, T{0}, C.data(), a.m, opts);
     });
     nlohmann::json j = line("cala_chunked", a, t);
     const index_t tt = rep.tile;
@@ -229,14 +242,52 @@ void run(DeviceArgs a) {
     // 3. cublasXt, same sizes and tile, on the same pinned host memory.
 #ifdef CALA_HAVE_CUDA
     if (on_gpu && !a.no_cublasxt) {
-        say("cublasXtDgemm, block dim " + std::to_string(a.tile) + " ...");
-        const auto x = cuda::cublasxt_dgemm(ordinal, a.m, a.n, a.k, a.tile, A.data(), B.data(), C.data(), a.runs);
+        say("cublasXt" + a.type + "gemm, block dim " + std::to_string(a.tile) + " ...");
+        const auto x = cuda::cublasxt_gemm<T>(ordinal, a.m, a.n, a.k, a.tile, A.data(), B.data(), C.data(), a.runs);
         nlohmann::json jx = line("cublasxt", a, {x.best_s, x.median_s});
         if (have_ref) jx["check_error"] = check_error(C.data(), ref.data(), sc, a.k);
         emit_line(jx);
         j["vs_cublasxt"] = x.best_s / t.first;
         j["target_vs_cublasxt"] = 1.2;
         j["met_vs_cublasxt"] = x.best_s / t.first >= 1.2;
+    }
+    // 4. The roofline of the plan: the host link and cuBLAS's tile rate, measured now.
+    if (on_gpu) {
+        say("host link and tile products ...");
+        const std::size_t tile_bytes = static_cast<std::size_t>(tt * tt) * sizeof(T);
+        // The engine copies a t x t tile out of an m-row host matrix: t·sizeof(T) bytes per column,
+        // columns m·sizeof(T) apart.
+        const auto link = cuda::link_rate(ordinal, static_cast<std::size_t>(tt) * sizeof(T), static_cast<std::size_t>(tt),
+                                          static_cast<std::size_t>(a.m) * sizeof(T), 10);
+        const double tile_gf = cuda::tile_gemm_gflops<T>(ordinal, tt, static_cast<int>(std::min<index_t>(rep.b * rep.c, 64)), 3);
+        nlohmann::json jl = line("link", a, {0.0, 0.0});
+        jl.erase("best_s"), jl.erase("median_s"), jl.erase("gflops");
+        jl["copy_bytes"] = tile_bytes;
+        jl["h2d_gbs"] = link.h2d, jl["d2h_gbs"] = link.d2h;
+        jl["both_h2d_gbs"] = link.both_h2d, jl["both_d2h_gbs"] = link.both_d2h;
+        jl["h2d_2d_gbs"] = link.h2d_2d, jl["d2h_2d_gbs"] = link.d2h_2d, jl["ld_bytes"] = a.m * static_cast<index_t>(sizeof(T));
+        jl["tile_gemm_gflops"] = tile_gf;
+        // Every tile of A as the engine copies it (a pass over the whole matrix), idle and
+        // beside a stream of tile products.
+        jl["h2d_sweep_gbs"] = cuda::tile_sweep_gbs(ordinal, A.data(), a.m, a.k, a.m, tt, sizeof(T), false);
+        jl["h2d_sweep_busy_gbs"] = cuda::tile_sweep_gbs(ordinal, A.data(), a.m, a.k, a.m, tt, sizeof(T), true);
+        emit_line(jl);
+        // The plan's traffic per device (all devices share one link here: G = 1, or G logical
+        // devices on one GPU, so the bound sums them).
+        std::int64_t h2d = 0, d2h = 0;
+        for (const auto& x : rep.devices) h2d += x.h2d, d2h += x.d2h;
+        const double flops = 2.0 * static_cast<double>(a.m) * static_cast<double>(a.n) * static_cast<double>(a.k);
+        const double gb = static_cast<double>(tile_bytes) * 1e-9;
+        const double compute_s = flops / (tile_gf * 1e9);
+        // Each direction at the rate of the engine's 2D copies; both at once at the contiguous
+        // pair's rates scaled by the 2D/contiguous ratio of each direction.
+        const double h2d_s = static_cast<double>(h2d) * gb / link.h2d_2d, d2h_s = static_cast<double>(d2h) * gb / link.d2h_2d;
+        const double both_s = std::max(static_cast<double>(h2d) * gb / (link.both_h2d * link.h2d_2d / link.h2d),
+                                       static_cast<double>(d2h) * gb / (link.both_d2h * link.d2h_2d / link.d2h));
+        const double bound_s = std::max({compute_s, h2d_s, d2h_s, both_s});
+        j["roofline"] = {{"compute_s", compute_s}, {"h2d_s", h2d_s}, {"d2h_s", d2h_s}, {"both_s", both_s},
+                         {"bound_s", bound_s}, {"vs_bound", bound_s / t.first},
+                         {"incore_vs_bound", have_ref ? bound_s / ref_s : 0.0}};
     }
 #endif
     emit_line(j);
@@ -259,9 +310,14 @@ void add_device_command(CLI::App& app) {
         ->check(CLI::PositiveNumber);
     sub->add_option("--max-device-mb", a->max_device_mb, "cap per device in MiB (overrides --c-over-mem)");
     sub->add_option("--runs", a->runs, "timed runs after one warm-up")->capture_default_str()->check(CLI::PositiveNumber);
+    sub->add_option("--b", a->b, "force the C block's rows, in tiles (0: the planner's)")->check(CLI::NonNegativeNumber);
+    sub->add_option("--c", a->c, "force the C block's columns, in tiles (0: the planner's)")->check(CLI::NonNegativeNumber);
+    sub->add_option("--d", a->d, "force the chunk depth, in tiles (0: the planner's)")->check(CLI::NonNegativeNumber);
+    sub->add_option("--lookahead", a->lookahead, "force the lookahead l (-1: the planner's)")->check(CLI::Range(-1, 8));
+    sub->add_option("--type", a->type, "element type: d or s")->check(CLI::IsMember({"d", "s"}))->capture_default_str();
     sub->add_flag("--no-incore", a->no_incore, "skip the in-core reference");
     sub->add_flag("--no-cublasxt", a->no_cublasxt, "skip cublasXt");
-    sub->callback([a] { run(*a); });
+    sub->callback([a] { a->type == "s" ? run<float>(*a) : run<double>(*a); });
 }
 
 }  // namespace cala::bench
