@@ -11,6 +11,7 @@
 // An operand "moves" (is redistributed, counted in traffic) only when the user's layout and op
 // do not already give what the variant needs; otherwise the kernel reads the user's memory.
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -57,6 +58,21 @@ inline std::pair<index_t, index_t> group_span(const Dist1D& d, std::pair<index_t
 /// blocks of A' (p == 1 and C has fewer columns than rows). The same on every rank.
 inline bool owner_runs(const GemmPlan& plan, const BlockCyclic& c) {
     return plan.variant == Variant::StationaryC && c.q() > 1 && !plan.on_devices && (c.p() > 1 || c.n() < c.m());
+}
+
+/// Stationary C on a p x 1 grid (p > 1, not on devices) broadcasts every process row's whole
+/// local op(B) at once and multiplies A''s columns in owner order (summa_c.cpp): A' is wholly
+/// local there, so nothing else travels. Its workspace is a copy of the rank's A' and all of
+/// op(B): used only while that stays within kWholeRowsMaxElements (2^25 elements, 256 MiB of
+/// doubles); larger products keep the panel path, whose workspace is a few panels. The same on
+/// every rank.
+inline constexpr index_t kWholeRowsMaxElements = index_t{1} << 25;
+inline bool whole_rows(const GemmPlan& plan, const BlockCyclic& c) {
+    if (plan.variant != Variant::StationaryC || c.q() != 1 || c.p() < 2 || plan.on_devices) return false;
+    index_t m_max = 0;
+    for (int r = 0; r < c.p(); ++r) m_max = std::max(m_max, c.rows.local_size(r));
+    const index_t k = plan.b.layout.rows.n;
+    return (m_max + c.n()) <= kWholeRowsMaxElements / std::max<index_t>(k, 1);
 }
 
 /// How many pieces a local GEMM k deep is cut into along k so that MPI progresses between them

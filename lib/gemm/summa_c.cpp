@@ -143,6 +143,79 @@ void summa_c_runs(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const Ma
     if (first) kernels::scale(m_loc, n_loc, beta, c.data(), c.ld());
 }
 
+// Stationary C on a p x 1 grid (whole_rows in plan.hpp). A' is wholly local (q == 1) and every
+// rank needs all of op(B): each process row packs its whole local op(B) (k_loc x n_loc, a plain
+// column copy) and broadcasts it along the column, all rows at once. Meanwhile this rank copies A''s columns into owner order (its own k-blocks first, then
+// those of row r+1, r+2, ...: plain column copies, where the general path packed each block of
+// op(B) transposed) and multiplies its own part; then each other row's part as it arrives. One
+// GEMM per process row, as deep as that row's local op(B); p messages instead of one per block.
+template <class T>
+void summa_c_whole_rows(T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, T beta, const MatrixRef<T>& c) {
+    const Grid2D& grid = c.grid();
+    const int p = grid.p(), r = grid.row();
+    const index_t m_loc = c.m_loc(), n_loc = c.n_loc();
+    const Dist1D& ka = a.layout().cols;
+    const Dist1D& kb = b.layout().rows;
+    // Process rows in this rank's order (r, r+1, ...), where each row's part starts in A''s copy.
+    std::vector<int> order(static_cast<std::size_t>(p));
+    std::vector<index_t> part(static_cast<std::size_t>(p), 0), bpos(static_cast<std::size_t>(p), 0);
+    index_t off = 0, boff = 0;
+    for (int t = 0; t < p; ++t) {
+        const int o = (r + t) % p;
+        order[static_cast<std::size_t>(t)] = o;
+        part[static_cast<std::size_t>(o)] = off, off += kb.local_size(o);
+        bpos[static_cast<std::size_t>(o)] = boff, boff += kb.local_size(o) * n_loc;
+    }
+    const index_t k = off;
+    const index_t k_own = kb.local_size(r);
+    // Every row's part of op(B), the own one packed too (k_own x n_loc, whatever the caller's ld:
+    // the workspace is then the same for every caller, as the model says).
+    Buffer<T> ap(m_loc > 0 ? m_loc * k : 0), bbuf(n_loc > 0 ? boff : 0);
+    auto b_part = [&](int o) { return bbuf.data() + bpos[static_cast<std::size_t>(o)]; };
+    if (n_loc > 0 && k_own > 0) kernels::copy(Op::N, k_own, n_loc, local_ptr(b, 0, 0), b.ld(), b_part(r), k_own);
+    InFlight fl;
+    std::vector<Request> req(static_cast<std::size_t>(p));
+    for (int o = 0; o < p && n_loc > 0; ++o) {  // posted in row order: the same on every rank
+        if (kb.local_size(o) == 0) continue;
+        req[static_cast<std::size_t>(o)] = grid.col_comm().ibcast(b_part(o), kb.local_size(o) * n_loc, o);
+    }
+    // One step per other row, in the order their parts are multiplied. This row's own broadcast
+    // is waited with the first of them: a root only polled between GEMM pieces delivers a large
+    // broadcast slowly (MPICH sends it in segments), and the next row waits for it.
+    for (int t = 1; t < p; ++t) {
+        std::vector<Request> step;
+        step.push_back(std::move(req[static_cast<std::size_t>(order[static_cast<std::size_t>(t)])]));
+        if (t == 1) step.push_back(std::move(req[static_cast<std::size_t>(r)]));
+        fl.steps.push_back(std::move(step));
+    }
+    // A''s columns in owner order: block l of op(B)'s rows, owned by row o, goes to column
+    // part[o] + (its local row on o).
+    if (m_loc > 0)
+        for (index_t l = 0; l < kb.num_blocks(); ++l) {
+            const index_t s0 = kb.block_start(l), w = kb.block_size(l);
+            const int o = kb.block_owner(l);
+            kernels::copy(Op::N, m_loc, w, local_ptr(a, 0, ka.to_local(s0)), a.ld(),
+                          ap.data() + (part[static_cast<std::size_t>(o)] + kb.to_local(s0)) * m_loc, m_loc);
+        }
+    bool first = true;  // beta applies to the first GEMM only
+    auto multiply = [&](int o, const T* bp, index_t ldb) {
+        const index_t w = kb.local_size(o);
+        if (m_loc == 0 || n_loc == 0 || w == 0) return;
+        gemm_with_progress(fl, Op::N, Op::N, m_loc, n_loc, w, alpha, ap.data() + part[static_cast<std::size_t>(o)] * m_loc,
+                           m_loc, bp, ldb, first ? beta : T(1), c.data(), c.ld());
+        first = false;
+    };
+    for (int t = 0; t < p; ++t) {
+        const int o = order[static_cast<std::size_t>(t)];
+        if (t > 0) {
+            wait_all(fl.steps.front());
+            fl.steps.pop_front();
+        }
+        multiply(o, b_part(o), std::max<index_t>(kb.local_size(o), 1));
+    }
+    if (first) kernels::scale(m_loc, n_loc, beta, c.data(), c.ld());
+}
+
 }  // namespace
 
 template <class T>
@@ -150,6 +223,10 @@ void summa_c(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const MatrixR
              const MatrixRef<T>& c) {
     if (owner_runs(plan, c.layout())) {
         summa_c_runs(plan, alpha, a, b, beta, c);
+        return;
+    }
+    if (whole_rows(plan, c.layout())) {
+        summa_c_whole_rows(alpha, a, b, beta, c);
         return;
     }
     const Grid2D& grid = c.grid();

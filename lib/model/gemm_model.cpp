@@ -98,7 +98,24 @@ LoopCost summa_loop_cost(const GemmPlan& plan, const BlockCyclic& c, int row, in
             x_msgs += std::count(holds.begin(), holds.end(), true);
         }
     }
-    out.msgs = (x_on ? x_msgs : 0) + (y_on ? nblocks : 0);
+    index_t y_msgs = nblocks;
+    // Whole rows (stationary C on p x 1, plan.hpp): one broadcast per process row holding op(B)
+    // rows, all of op(B) in the slots, and A''s columns copied once into owner order.
+    const bool rows_at_once = whole_rows(plan, c);
+    if (rows_at_once) {
+        y_msgs = 0;
+        for (int o = 0; o < p; ++o) y_msgs += plan.b.layout.rows.local_size(o) > 0 ? 1 : 0;
+    }
+    out.msgs = (x_on ? x_msgs : 0) + (y_on ? y_msgs : 0);
+    if (rows_at_once) {
+        for (int o = 0; o < p; ++o) out.stream += packed_a_elements(m_loc, n_loc, plan.b.layout.rows.local_size(o));
+        // A' into owner order, the own op(B) rows packed.
+        out.stream += 2.0 * static_cast<double>(m_loc) * static_cast<double>(looped.n) +
+                      2.0 * static_cast<double>(n_loc) * static_cast<double>(plan.b.layout.rows.local_size(row));
+        // A' in owner order, and every row's op(B), this rank's own included.
+        out.slots = (m_loc > 0 ? m_loc * looped.n : 0) + (n_loc > 0 ? n_loc * looped.n : 0);
+        return out;
+    }
     // The local GEMM of each group.
     for (index_t g = 0; g < ng; ++g) {
         const auto [g0, g1] = group_span(looped, groups[g]);

@@ -111,6 +111,24 @@ TEST_CASE("gemm model: classic SUMMA on a 1 x 2 grid moves all of A through each
     CHECK(cost.flops == doctest::Approx(2.0 * 4096 * 2048 * 4096));
 }
 
+TEST_CASE("gemm model: stationary C on a p x 1 grid sends whole rows while they fit the workspace cap") {
+    // 2 x 1, n = 2048, nb = 64: every rank needs all of B'; each row broadcasts its whole local B'
+    // once (2 messages, not one per block), and the workspace is A' in owner order plus all of B'.
+    const BlockCyclic a(2048, 2048, 64, 64, 2, 1), b = a, c = a;
+    const auto cost = cala::gemm_cost(Op::N, Op::N, a, b, c, Variant::StationaryC, {}, 0, 0, 8, false);
+    CHECK(cost.words == 2048 * 2048);  // this rank's half of B' sent, the other half received
+    CHECK(cost.msgs == 2);
+    CHECK(cost.extra_bytes == 8 * (1024 * 2048 + 2048 * 2048));
+    // One row holding no rows of B' (k = 48 < nb on 3 x 1) sends nothing.
+    const BlockCyclic a3(300, 48, 64, 64, 3, 1), b3(48, 200, 64, 64, 3, 1), c3(300, 200, 64, 64, 3, 1);
+    CHECK(cala::gemm_cost(Op::N, Op::N, a3, b3, c3, Variant::StationaryC, {}, 1, 0, 8, false).msgs == 1);
+    // Past kWholeRowsMaxElements (A' + B' of one rank) the panel path stays: one message per block.
+    const index_t k = 8192, nb = 256;
+    const BlockCyclic al(4096, k, nb, nb, 2, 1), bl(k, 4096, nb, nb, 2, 1), cl(4096, 4096, nb, nb, 2, 1);
+    REQUIRE((2048 + 4096) * k > cala::detail::kWholeRowsMaxElements);
+    CHECK(cala::gemm_cost(Op::N, Op::N, al, bl, cl, Variant::StationaryC, {}, 0, 0, 8, false).msgs == k / nb);
+}
+
 TEST_CASE("gemm model: the local GEMMs' packing of op(A) (stream_words) and its time") {
     using cala::detail::packed_a_elements;
     // Once per 4096 columns of C.
