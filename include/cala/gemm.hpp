@@ -56,6 +56,11 @@ struct GemmOptions {
     /// all 1), and this strategy (empty: CALA_NODE_STRATEGY, else "nrrp-rounded-effective").
     std::vector<double> unit_speeds = {};
     std::string node_strategy = {};
+    /// Stationary C on a p x 1 grid broadcasts each process row's whole local op(B) once and
+    /// keeps a copy of A' in owner order (docs/gemm.md, "whole rows") while one rank's A' plus
+    /// all of op(B) stay within this many elements (default 2^25: 256 MiB of doubles); larger
+    /// products take the panel path, whose workspace is a few panels. 0: never.
+    std::int64_t whole_rows_max_elements = std::int64_t{1} << 25;
 };
 
 /// C := alpha·op(A)·op(B) + beta·C.

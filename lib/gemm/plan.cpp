@@ -102,6 +102,7 @@ GemmPlan plan_gemm_2d(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic&
                                                 : plan_c(op_a, op_b, a, b, c);
     plan.panel_width = opts.panel_width > 0 ? opts.panel_width : kDefaultPanelWidth;
     plan.lookahead = opts.lookahead;
+    plan.whole_rows_max = opts.whole_rows_max_elements;
     plan.on_devices = gemm_devices(opts, plan.devices);
     // Alone on its grid, a rank has no panels to pipeline: the chunked engine gets all of k at
     // once and keeps its C blocks resident across it (seed Algorithm 3).

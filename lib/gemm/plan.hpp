@@ -33,6 +33,7 @@ struct GemmPlan {
     Operand a, b;         ///< C: A', B'.  A: A', Bt.  B: At, B'.
     index_t panel_width;  ///< target width of one step along the looped dimension
     int lookahead;
+    std::int64_t whole_rows_max = 0;  ///< GemmOptions::whole_rows_max_elements
     bool on_devices = false;   ///< local updates through the chunked engine on `devices`
     DeviceGemmOptions devices;
 };
@@ -63,16 +64,14 @@ inline bool owner_runs(const GemmPlan& plan, const BlockCyclic& c) {
 /// Stationary C on a p x 1 grid (p > 1, not on devices) broadcasts every process row's whole
 /// local op(B) at once and multiplies A''s columns in owner order (summa_c.cpp): A' is wholly
 /// local there, so nothing else travels. Its workspace is a copy of the rank's A' and all of
-/// op(B): used only while that stays within kWholeRowsMaxElements (2^25 elements, 256 MiB of
-/// doubles); larger products keep the panel path, whose workspace is a few panels. The same on
-/// every rank.
-inline constexpr index_t kWholeRowsMaxElements = index_t{1} << 25;
+/// op(B): used only while that stays within GemmOptions::whole_rows_max_elements; larger
+/// products keep the panel path, whose workspace is a few panels. The same on every rank.
 inline bool whole_rows(const GemmPlan& plan, const BlockCyclic& c) {
     if (plan.variant != Variant::StationaryC || c.q() != 1 || c.p() < 2 || plan.on_devices) return false;
     index_t m_max = 0;
     for (int r = 0; r < c.p(); ++r) m_max = std::max(m_max, c.rows.local_size(r));
     const index_t k = plan.b.layout.rows.n;
-    return (m_max + c.n()) <= kWholeRowsMaxElements / std::max<index_t>(k, 1);
+    return plan.whole_rows_max > 0 && m_max + c.n() <= plan.whole_rows_max / std::max<index_t>(k, 1);
 }
 
 /// How many pieces a local GEMM k deep is cut into along k so that MPI progresses between them

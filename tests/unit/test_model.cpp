@@ -122,11 +122,16 @@ TEST_CASE("gemm model: stationary C on a p x 1 grid sends whole rows while they 
     // One row holding no rows of B' (k = 48 < nb on 3 x 1) sends nothing.
     const BlockCyclic a3(300, 48, 64, 64, 3, 1), b3(48, 200, 64, 64, 3, 1), c3(300, 200, 64, 64, 3, 1);
     CHECK(cala::gemm_cost(Op::N, Op::N, a3, b3, c3, Variant::StationaryC, {}, 1, 0, 8, false).msgs == 1);
-    // Past kWholeRowsMaxElements (A' + B' of one rank) the panel path stays: one message per block.
+    // Past GemmOptions::whole_rows_max_elements (A' + B' of one rank; default 2^25) the panel path
+    // stays: one message per block. 0 turns whole rows off.
     const index_t k = 8192, nb = 256;
     const BlockCyclic al(4096, k, nb, nb, 2, 1), bl(k, 4096, nb, nb, 2, 1), cl(4096, 4096, nb, nb, 2, 1);
-    REQUIRE((2048 + 4096) * k > cala::detail::kWholeRowsMaxElements);
+    REQUIRE((2048 + 4096) * k > cala::GemmOptions{}.whole_rows_max_elements);
     CHECK(cala::gemm_cost(Op::N, Op::N, al, bl, cl, Variant::StationaryC, {}, 0, 0, 8, false).msgs == k / nb);
+    CHECK(cala::gemm_cost(Op::N, Op::N, al, bl, cl, Variant::StationaryC, {.whole_rows_max_elements = (2048 + 4096) * k},
+                          0, 0, 8, false).msgs == 2);
+    CHECK(cala::gemm_cost(Op::N, Op::N, a, b, c, Variant::StationaryC, {.whole_rows_max_elements = 0}, 0, 0, 8, false)
+              .msgs == 2048 / 64);
 }
 
 TEST_CASE("gemm model: the local GEMMs' packing of op(A) (stream_words) and its time") {
