@@ -38,19 +38,25 @@ cublasStatus_t xt_gemm(cublasXtHandle_t h, std::size_t m, std::size_t n, std::si
     return cublasXtDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, alpha, a, m, b, k, beta, c, m);
 }
 
-/// Device buffers, a cuBLAS handle and two events, released on scope exit.
+/// Device buffers, a cuBLAS handle, two events and two non-blocking streams, released on scope
+/// exit.
 struct Scratch {
     std::vector<void*> mem;
     cublasHandle_t h = nullptr;
     cudaEvent_t e0 = nullptr, e1 = nullptr;
+    cudaStream_t st[2]{};
     Scratch() {
         CALA_CHECK_CUDA(cudaEventCreate(&e0));
         CALA_CHECK_CUDA(cudaEventCreate(&e1));
+        CALA_CHECK_CUDA(cudaStreamCreateWithFlags(&st[0], cudaStreamNonBlocking));
+        CALA_CHECK_CUDA(cudaStreamCreateWithFlags(&st[1], cudaStreamNonBlocking));
     }
     ~Scratch() {
         cudaEventDestroy(e0);
         cudaEventDestroy(e1);
         if (h) cublasDestroy(h);
+        for (auto x : st)
+            if (x) cudaStreamDestroy(x);
         for (void* p : mem) cudaFree(p);
     }
     Scratch(const Scratch&) = delete;
@@ -156,13 +162,11 @@ LinkRate link_rate(int ordinal, std::size_t row_bytes, std::size_t cols, std::si
         ~Host() { pinned_free(p); }
     } h_in(host_bytes), h_out(host_bytes);
     CALA_CHECK_CUDA(cudaMemset(d_out, 1, bytes));
-    cudaStream_t st[2]{};
-    CALA_CHECK_CUDA(cudaStreamCreateWithFlags(&st[0], cudaStreamNonBlocking));
-    CALA_CHECK_CUDA(cudaStreamCreateWithFlags(&st[1], cudaStreamNonBlocking));
+    cudaStream_t* st = s.st;
     LinkRate r;
     const double gb = static_cast<double>(bytes) * 1e-9;
     auto best = [&](double& rate, double sec) { rate = std::max(rate, gb / sec); };
-    try {
+    {
         for (int i = 0; i <= reps; ++i) {
             const double t1 = s.time(st[0], [&] { CALA_CHECK_CUDA(cudaMemcpyAsync(d_in, h_in.p, bytes, cudaMemcpyHostToDevice, st[0])); });
             const double t2 = s.time(st[1], [&] { CALA_CHECK_CUDA(cudaMemcpyAsync(h_out.p, d_out, bytes, cudaMemcpyDeviceToHost, st[1])); });
@@ -183,13 +187,7 @@ LinkRate link_rate(int ordinal, std::size_t row_bytes, std::size_t cols, std::si
             if (i == 0) continue;
             best(r.h2d, t1), best(r.d2h, t2), best(r.h2d_2d, t3), best(r.d2h_2d, t4), best(r.both_h2d, ta), best(r.both_d2h, tb);
         }
-    } catch (...) {
-        cudaStreamDestroy(st[0]);
-        cudaStreamDestroy(st[1]);
-        throw;
     }
-    cudaStreamDestroy(st[0]);
-    cudaStreamDestroy(st[1]);
     return r;
 }
 
@@ -199,11 +197,9 @@ double tile_sweep_gbs(int ordinal, const void* host, index_t m, index_t n, index
     const auto tb = static_cast<std::size_t>(tile * tile) * elem;
     Scratch s;
     char* ring = s.alloc<char>(4 * tb);
-    cudaStream_t st[2]{};
-    CALA_CHECK_CUDA(cudaStreamCreateWithFlags(&st[0], cudaStreamNonBlocking));
-    CALA_CHECK_CUDA(cudaStreamCreateWithFlags(&st[1], cudaStreamNonBlocking));
+    cudaStream_t* st = s.st;
     double gbs = 0;
-    try {
+    {
         const index_t mt = (m + tile - 1) / tile, nt = (n + tile - 1) / tile;
         if (busy) {  // enough products to outlast the sweep at 25 GB/s
             double* g = s.alloc<double>(3 * static_cast<std::size_t>(tile * tile));
@@ -233,13 +229,7 @@ double tile_sweep_gbs(int ordinal, const void* host, index_t m, index_t n, index
         });
         CALA_CHECK_CUDA(cudaStreamSynchronize(st[1]));
         gbs = static_cast<double>(bytes) * 1e-9 / sec;
-    } catch (...) {
-        cudaStreamDestroy(st[0]);
-        cudaStreamDestroy(st[1]);
-        throw;
     }
-    cudaStreamDestroy(st[0]);
-    cudaStreamDestroy(st[1]);
     return gbs;
 }
 
