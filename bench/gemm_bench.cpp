@@ -161,6 +161,9 @@ void run_gemm(const GemmArgs& args, int p, int q, Shape3D g3) {
     GemmOptions gopts{parse_variant(args.variant), args.lookahead, args.panel_width, g3, args.block_size};
     gopts.devices = args.devices;
     gopts.max_device_bytes = static_cast<std::int64_t>(args.max_device_mb * 1048576.0);
+    // What cala::gemm runs and the model below predicts: the node-shared gather only where the
+    // ranks share a node (GemmOptions::node_shared_memory).
+    gopts.node_shared_memory = grid.comm().shares_node();
     const GemmPlanInfo plan =
         plan_gemm(op_a, op_b, a.layout(), b.layout(), c.layout(), grid.order(), gopts, sizeof(T), is_complex_v<T>);
     const Variant chosen = plan.variant;

@@ -99,6 +99,10 @@ public:
     MPI_Comm get() const noexcept { return comm_; }
 
     void barrier() const;
+    /// Whether every rank of this communicator runs on one node (MPI_COMM_TYPE_SHARED), so that
+    /// they can map one another's memory. Collective the first time it is asked for a
+    /// communicator (every rank asks), then cached on it.
+    bool shares_node() const;
     template <class T> Request ibcast(T* buf, std::int64_t count, int root) const;
     /// Sum of `send` over the ranks into `recv` on root. At the root, send == recv is in place.
     template <class T> Request ireduce_sum(const T* send, T* recv, std::int64_t count, int root) const;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "comm/mpi_type.hpp"
+#include "comm/shared.hpp"
 #include "comm/traffic.hpp"
 #include "core/check.hpp"
 
@@ -114,6 +115,8 @@ Comm Comm::split(int color, int key) const {
 }
 
 void Comm::barrier() const { CALA_CHECK_MPI(MPI_Barrier(comm_)); }
+
+bool Comm::shares_node() const { return detail::on_one_node(*this); }
 
 template <class T>
 Request Comm::ibcast(T* buf, std::int64_t count, int root) const {

@@ -142,6 +142,11 @@ void* workspace_alloc(std::size_t bytes) {
     return p;
 }
 
+void count_workspace(std::int64_t bytes) noexcept {
+    if (bytes >= 0) count_alloc(static_cast<std::size_t>(bytes));
+    else g_current.fetch_sub(-bytes);
+}
+
 void workspace_free(void* p, std::size_t bytes) noexcept {
     if (p == nullptr) return;
     g_current.fetch_sub(static_cast<std::int64_t>(bytes));

@@ -9,6 +9,9 @@ namespace cala::detail {
 
 void* workspace_alloc(std::size_t bytes);
 void workspace_free(void* p, std::size_t bytes) noexcept;
+/// Counts memory cala holds that workspace_alloc did not give (a node-shared region) in
+/// memory_stats: +bytes when it is taken, -bytes when it is given back.
+void count_workspace(std::int64_t bytes) noexcept;
 
 template <class T>
 class Buffer {

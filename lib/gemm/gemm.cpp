@@ -65,8 +65,9 @@ std::uint64_t gemm_fingerprint(Op op_a, Op op_b, T alpha, const MatrixRef<T>& a,
     h = fingerprint(h, ops, sizeof ops);
     h = fingerprint(fingerprint(fingerprint(h, a.layout()), b.layout()), c.layout());
     h = fingerprint(fingerprint(h, &alpha, sizeof alpha), &beta, sizeof beta);
-    const std::int64_t opt[9] = {static_cast<int>(o.variant), o.lookahead, o.panel_width, o.grid3d.p, o.grid3d.q,
-                                 o.grid3d.c, o.block_size, detail::memory_limit(o), o.max_device_bytes};
+    const std::int64_t opt[11] = {static_cast<int>(o.variant), o.lookahead, o.panel_width, o.grid3d.p, o.grid3d.q,
+                                  o.grid3d.c, o.block_size, detail::memory_limit(o), o.max_device_bytes,
+                                  o.whole_rows_max_elements, o.node_shared_memory ? 1 : 0};
     h = fingerprint(h, opt, sizeof opt);
     // The units of every rank's local update (a list that differs between ranks is an error on
     // every rank, before any work).
@@ -146,6 +147,9 @@ void gemm(Op op_a, Op op_b, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& 
     }
     // Calibrated unit speeds, the same on every rank, when the node runs without given speeds.
     GemmOptions o = opts;
+    // The node-shared gather only where the ranks do share a node (the model takes the option as
+    // given: GemmOptions::node_shared_memory).
+    o.node_shared_memory = opts.node_shared_memory && c.grid().comm().shares_node();
     o.unit_speeds = node::detail::agree_speeds(c.grid().comm(), opts.devices, opts.max_device_bytes, opts.unit_speeds, "gemm");
     // The planner runs unless the caller forced a 2D variant on its own grid (and set no limit).
     const bool plain_2d = o.variant != Variant::Auto && o.grid3d.c == 0 && detail::memory_limit(o) == 0;

@@ -34,6 +34,7 @@ struct GemmPlan {
     index_t panel_width;  ///< target width of one step along the looped dimension
     int lookahead;
     std::int64_t whole_rows_max = 0;  ///< GemmOptions::whole_rows_max_elements
+    bool node_shared = false;         ///< GemmOptions::node_shared_memory
     bool on_devices = false;   ///< local updates through the chunked engine on `devices`
     DeviceGemmOptions devices;
 };
@@ -72,6 +73,25 @@ inline bool whole_rows(const GemmPlan& plan, const BlockCyclic& c) {
     for (int r = 0; r < c.p(); ++r) m_max = std::max(m_max, c.rows.local_size(r));
     const index_t k = plan.b.layout.rows.n;
     return plan.whole_rows_max > 0 && m_max + c.n() <= plan.whole_rows_max / std::max<index_t>(k, 1);
+}
+
+/// Elements of the operand a node-shared gather holds (node_shared below): all of op(B) on a
+/// p x 1 grid, all of A' on a 1 x q grid; 0 on other grids.
+inline index_t node_shared_elements(const GemmPlan& plan, const BlockCyclic& c) {
+    const index_t k = plan.b.layout.rows.n;
+    if (c.q() == 1 && c.p() > 1) return k * c.n();
+    if (c.p() == 1 && c.q() > 1) return c.m() * k;
+    return 0;
+}
+
+/// Stationary C on a p x 1 or 1 x q grid gathers the operand split along k into memory all ranks
+/// map, when they share a node (summa_c.cpp; the driver asks the communicator, the model assumes
+/// it): while each rank's share of it stays within GemmOptions::whole_rows_max_elements. Else
+/// whole rows (p x 1) or owner runs (1 x q). The same on every rank.
+inline bool node_shared(const GemmPlan& plan, const BlockCyclic& c) {
+    if (!plan.node_shared || plan.variant != Variant::StationaryC || plan.on_devices) return false;
+    const index_t total = node_shared_elements(plan, c), ranks = index_t(c.p()) * c.q();
+    return total > 0 && plan.whole_rows_max > 0 && (total + ranks - 1) / ranks <= plan.whole_rows_max;
 }
 
 /// How many pieces a local GEMM k deep is cut into along k so that MPI progresses between them

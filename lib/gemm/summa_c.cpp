@@ -11,6 +11,7 @@
 //   step l=0: (r,0) -> (r,1) A'(r-rows, 0);  (0,c) -> (1,c) B'(0, c-cols)
 //   step l=1: (r,1) -> (r,0) A'(r-rows, 1);  (1,c) -> (0,c) B'(1, c-cols)
 
+#include "comm/shared.hpp"
 #include "core/workspace.hpp"
 #include "gemm/summa_common.hpp"
 #include "matrix/local_ptr.hpp"
@@ -216,11 +217,50 @@ void summa_c_whole_rows(T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, T
     if (first) kernels::scale(m_loc, n_loc, beta, c.data(), c.ld());
 }
 
+// Stationary C on a p x 1 or 1 x q grid whose ranks share a node (node_shared in plan.hpp). The
+// operand split along k (op(B) on p x 1, A' on 1 x q) is gathered into memory every rank of the
+// communicator maps: each rank copies its k-blocks to their global places, once; after one
+// barrier every rank runs one local GEMM as deep as k on all of it, the other operand read from
+// the caller's array as it is (wholly local on a 1D grid, in global order). No message moves;
+// the traffic counted is that of the broadcasts this replaces (comm/shared.hpp).
+//
+//   2 x 1, nb = 64, k = 256:  rank 0 copies op(B) rows 0..63, 128..191 into the shared k x n,
+//   rank 1 rows 64..127, 192..255; barrier; each rank C_loc += A'_loc (m_loc x 256) · all.
+template <class T>
+void summa_c_node_shared(T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, T beta, const MatrixRef<T>& c) {
+    const Grid2D& grid = c.grid();
+    const bool rows = grid.q() == 1;  // p x 1: op(B)'s rows gathered; 1 x q: A''s columns
+    const Comm& comm = rows ? grid.col_comm() : grid.row_comm();
+    const Dist1D& kd = rows ? b.layout().rows : a.layout().cols;
+    const index_t k = kd.n, m_loc = c.m_loc(), n_loc = c.n_loc();
+    const index_t width = rows ? n_loc : m_loc;  // the gathered operand's other dimension, whole
+    SharedRegion region(comm, k * width, sizeof(T));
+    T* all = static_cast<T*>(region.data());
+    for (index_t l = 0; width > 0 && l < kd.num_blocks(); ++l) {
+        if (kd.block_owner(l) != comm.rank()) continue;
+        const index_t s0 = kd.block_start(l), w = kd.block_size(l), at = kd.to_local(s0);
+        if (rows) kernels::copy(Op::N, w, n_loc, local_ptr(b, at, 0), b.ld(), all + s0, k);
+        else kernels::copy(Op::N, m_loc, w, local_ptr(a, 0, at), a.ld(), all + s0 * m_loc, m_loc);
+    }
+    std::vector<std::int64_t> words(static_cast<std::size_t>(comm.size()));
+    for (int o = 0; o < comm.size(); ++o) words[static_cast<std::size_t>(o)] = kd.local_size(o) * width;
+    region.publish(words, sizeof(T));
+    if (m_loc > 0 && n_loc > 0) {
+        if (rows) kernels::gemm(Op::N, Op::N, m_loc, n_loc, k, alpha, local_ptr(a, 0, 0), a.ld(), all, k, beta, c.data(), c.ld());
+        else kernels::gemm(Op::N, Op::N, m_loc, n_loc, k, alpha, all, m_loc, local_ptr(b, 0, 0), b.ld(), beta, c.data(), c.ld());
+    }
+    region.release();
+}
+
 }  // namespace
 
 template <class T>
 void summa_c(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, T beta,
              const MatrixRef<T>& c) {
+    if (node_shared(plan, c.layout())) {  // plan.node_shared: the grid's ranks share a node (gemm.cpp)
+        summa_c_node_shared(alpha, a, b, beta, c);
+        return;
+    }
     if (owner_runs(plan, c.layout())) {
         summa_c_runs(plan, alpha, a, b, beta, c);
         return;

@@ -88,6 +88,22 @@ LoopCost summa_loop_cost(const GemmPlan& plan, const BlockCyclic& c, int row, in
     }
     // By owner runs (stationary C, plan.hpp): one piece of A' per process column holding blocks
     // of a group; op(B)'s rows, on one process row, packed into a slot of their own.
+    // Node-shared gather (stationary C on p x 1 or 1 x q, plan.hpp): counted as one broadcast of
+    // each owner's whole part; the workspace is this rank's share of the gathered operand, the
+    // copies its own part put in place and the local GEMM's packing.
+    if (node_shared(plan, c)) {
+        const bool rows = q == 1;
+        const Dist1D& kd = rows ? plan.b.layout.rows : plan.a.layout.cols;
+        index_t owners = 0;
+        for (int o = 0; o < kd.nprocs; ++o) owners += kd.local_size(o) > 0 ? 1 : 0;
+        const bool on = rows ? y_on : x_on;
+        out.msgs = on ? owners : 0;
+        out.stream += packed_a_elements(m_loc, n_loc, looped.n) +
+                      2.0 * static_cast<double>(rows ? n_loc : m_loc) * static_cast<double>(kd.local_size(rows ? row : col));
+        const index_t total = node_shared_elements(plan, c), ranks = index_t(p) * q;
+        out.slots = (total + ranks - 1) / ranks;
+        return out;
+    }
     const bool runs = owner_runs(plan, c);
     index_t x_msgs = nblocks;
     if (runs) {

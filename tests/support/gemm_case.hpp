@@ -56,7 +56,11 @@ void run_case(const Grid2D& grid, const Shape& s, Op oa, Op ob, bool beta_zero, 
         const auto ref = reference_gemm(oa, ob, s.m, s.n, s.k, alpha, ga, am, gb, bm, beta, gc);
         err = gemm_error(result, ref, s.k);
     }
-    const Cost model = gemm_cost(oa, ob, a.layout(), b.layout(), c.layout(), opts, grid.order(), grid.comm().rank(),
+    // The model of what ran: the node-shared gather only where the ranks share a node (not under
+    // ./scripts/test --network, whose MPICH treats every other rank as remote).
+    GemmOptions ran = opts;
+    ran.node_shared_memory = opts.node_shared_memory && grid.comm().shares_node();
+    const Cost model = gemm_cost(oa, ob, a.layout(), b.layout(), c.layout(), ran, grid.order(), grid.comm().rank(),
                                  sizeof(T), is_complex_v<T>);
     CAPTURE(p); CAPTURE(q); CAPTURE(s.m); CAPTURE(s.n); CAPTURE(s.k);
     CAPTURE(op_char(oa)); CAPTURE(op_char(ob)); CAPTURE(to_string(opts.variant)); CAPTURE(beta_zero);

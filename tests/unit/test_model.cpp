@@ -103,7 +103,7 @@ TEST_CASE("gemm variant choice follows the shapes") {
 TEST_CASE("gemm model: classic SUMMA on a 1 x 2 grid moves all of A through each rank") {
     const BlockCyclic a(4096, 4096, 256, 256, 1, 2), b = a, c = a;
 
-    const auto cost = cala::gemm_cost(Op::N, Op::N, a, b, c, Variant::StationaryC, {}, 0, 1, 8, false);
+    const auto cost = cala::gemm_cost(Op::N, Op::N, a, b, c, Variant::StationaryC, {.node_shared_memory = false}, 0, 1, 8, false);
 
     // Each rank sends its half of A's panels and receives the other half; B never moves.
     CHECK(cost.words == 4096 * 2048 + 4096 * 2048);
@@ -112,26 +112,57 @@ TEST_CASE("gemm model: classic SUMMA on a 1 x 2 grid moves all of A through each
 }
 
 TEST_CASE("gemm model: stationary C on a p x 1 grid sends whole rows while they fit the workspace cap") {
+    // Ranks on several nodes (no node-shared gather).
     // 2 x 1, n = 2048, nb = 64: every rank needs all of B'; each row broadcasts its whole local B'
     // once (2 messages, not one per block), and the workspace is A' in owner order plus all of B'.
     const BlockCyclic a(2048, 2048, 64, 64, 2, 1), b = a, c = a;
-    const auto cost = cala::gemm_cost(Op::N, Op::N, a, b, c, Variant::StationaryC, {}, 0, 0, 8, false);
+    const auto cost = cala::gemm_cost(Op::N, Op::N, a, b, c, Variant::StationaryC, {.node_shared_memory = false}, 0, 0, 8, false);
     CHECK(cost.words == 2048 * 2048);  // this rank's half of B' sent, the other half received
     CHECK(cost.msgs == 2);
     CHECK(cost.extra_bytes == 8 * (1024 * 2048 + 2048 * 2048));
     // One row holding no rows of B' (k = 48 < nb on 3 x 1) sends nothing.
     const BlockCyclic a3(300, 48, 64, 64, 3, 1), b3(48, 200, 64, 64, 3, 1), c3(300, 200, 64, 64, 3, 1);
-    CHECK(cala::gemm_cost(Op::N, Op::N, a3, b3, c3, Variant::StationaryC, {}, 1, 0, 8, false).msgs == 1);
+    CHECK(cala::gemm_cost(Op::N, Op::N, a3, b3, c3, Variant::StationaryC, {.node_shared_memory = false}, 1, 0, 8, false).msgs == 1);
     // Past GemmOptions::whole_rows_max_elements (A' + B' of one rank; default 2^25) the panel path
     // stays: one message per block. 0 turns whole rows off.
     const index_t k = 8192, nb = 256;
     const BlockCyclic al(4096, k, nb, nb, 2, 1), bl(k, 4096, nb, nb, 2, 1), cl(4096, 4096, nb, nb, 2, 1);
     REQUIRE((2048 + 4096) * k > cala::GemmOptions{}.whole_rows_max_elements);
-    CHECK(cala::gemm_cost(Op::N, Op::N, al, bl, cl, Variant::StationaryC, {}, 0, 0, 8, false).msgs == k / nb);
-    CHECK(cala::gemm_cost(Op::N, Op::N, al, bl, cl, Variant::StationaryC, {.whole_rows_max_elements = (2048 + 4096) * k},
+    CHECK(cala::gemm_cost(Op::N, Op::N, al, bl, cl, Variant::StationaryC, {.node_shared_memory = false}, 0, 0, 8, false).msgs == k / nb);
+    CHECK(cala::gemm_cost(Op::N, Op::N, al, bl, cl, Variant::StationaryC, {.whole_rows_max_elements = (2048 + 4096) * k, .node_shared_memory = false},
                           0, 0, 8, false).msgs == 2);
-    CHECK(cala::gemm_cost(Op::N, Op::N, a, b, c, Variant::StationaryC, {.whole_rows_max_elements = 0}, 0, 0, 8, false)
+    CHECK(cala::gemm_cost(Op::N, Op::N, a, b, c, Variant::StationaryC, {.whole_rows_max_elements = 0, .node_shared_memory = false}, 0, 0, 8, false)
               .msgs == 2048 / 64);
+}
+
+TEST_CASE("gemm model: stationary C on 1D grids of one node gathers the operand split along k in shared memory") {
+    // 2 x 1, n = 2048, nb = 64: op(B) gathered; counted as the two broadcasts it replaces (each
+    // rank's half of B' sent, the other half received); the workspace is this rank's half of B'.
+    const BlockCyclic a(2048, 2048, 64, 64, 2, 1), b = a, c = a;
+    const auto rows = cala::gemm_cost(Op::N, Op::N, a, b, c, Variant::StationaryC, {}, 1, 0, 8, false);
+    CHECK(rows.words == 2048 * 2048);
+    CHECK(rows.words_recv == 1024 * 2048);
+    CHECK(rows.msgs == 2);
+    CHECK(rows.extra_bytes == 8 * (2048 * 2048 / 2));
+    // Its own 1024 rows of B' copied in place (read and written), A' (1024 x 2048) packed once.
+    CHECK(rows.stream_words == 2.0 * 1024 * 2048 + 1024.0 * 2048);
+    // 1 x 3, 300 x 200 x 100 with nb = 64: A' (300 x 100) gathered; column 0 holds k-block 0 (64
+    // columns), column 1 the other 36, column 2 none: two messages; the share is ceil(30000 / 3).
+    const BlockCyclic a3(300, 100, 64, 64, 1, 3), b3(100, 200, 64, 64, 1, 3), c3(300, 200, 64, 64, 1, 3);
+    for (int col = 0; col < 3; ++col) {
+        const auto x = cala::gemm_cost(Op::N, Op::N, a3, b3, c3, Variant::StationaryC, {}, 0, col, 8, false);
+        CAPTURE(col);
+        CHECK(x.msgs == (c3.cols.local_size(col) > 0 ? 2 : 0));
+        CHECK(x.extra_bytes == 8 * 10000);
+        CHECK(x.words == (c3.cols.local_size(col) > 0 ? 300 * 100 : 0));
+    }
+    // Past whole_rows_max_elements per rank (here just below the share) it broadcasts instead.
+    const auto capped = cala::gemm_cost(Op::N, Op::N, a, b, c, Variant::StationaryC,
+                                        {.whole_rows_max_elements = 2048 * 1024 - 1}, 1, 0, 8, false);
+    CHECK(capped.msgs == 2048 / 64);
+    // The same whenever the option is off.
+    CHECK(cala::gemm_cost(Op::N, Op::N, a, b, c, Variant::StationaryC, {.node_shared_memory = false}, 1, 0, 8, false)
+              .extra_bytes == 8 * (1024 * 2048 + 2048 * 2048));
 }
 
 TEST_CASE("gemm model: the local GEMMs' packing of op(A) (stream_words) and its time") {
@@ -150,12 +181,14 @@ TEST_CASE("gemm model: the local GEMMs' packing of op(A) (stream_words) and its 
     // Tall-skinny on 1 x 2, stationary C: one group (k = 512), nothing in flight during its GEMM;
     // each rank multiplies 65536 x 256 x 512 and packs its 65536 x 512 panel once.
     const BlockCyclic a(65536, 512, 64, 64, 1, 2), b(512, 512, 64, 64, 1, 2), c(65536, 512, 64, 64, 1, 2);
-    const auto cost = cala::gemm_cost(Op::N, Op::N, a, b, c, Variant::StationaryC, {}, 0, 1, 8, false);
+    // (On ranks of several nodes: one node gathers A' in shared memory, test above.)
+    const cala::GemmOptions nodes{.node_shared_memory = false};
+    const auto cost = cala::gemm_cost(Op::N, Op::N, a, b, c, Variant::StationaryC, nodes, 0, 1, 8, false);
     CHECK(cost.stream_words == 65536.0 * 512);
     // Wide on 1 x 2 with k = 1024 (two groups): each group's GEMM (512 x 32768 x 512) packs its
     // 512 x 512 panel of A once per 4096 columns of C.
     const BlockCyclic aw(512, 1024, 64, 64, 1, 2), bw(1024, 65536, 64, 64, 1, 2), cw(512, 65536, 64, 64, 1, 2);
-    const auto wide = cala::gemm_cost(Op::N, Op::N, aw, bw, cw, Variant::StationaryC, {}, 0, 0, 8, false);
+    const auto wide = cala::gemm_cost(Op::N, Op::N, aw, bw, cw, Variant::StationaryC, nodes, 0, 0, 8, false);
     CHECK(wide.stream_words == 512.0 * 512 * 8 + 512.0 * 512 * 8);
 
     // Stationary A on the same operands: each rank packs its 65536 x 256 columns of A once (one

@@ -22,6 +22,10 @@ namespace cala {
 
 namespace {
 
+// trmm_cost is a pure function of the layouts, so trmm's product broadcasts wherever the ranks
+// run (GemmOptions::node_shared_memory: the node-shared gather depends on that).
+const GemmOptions kTrmmGemm{.node_shared_memory = false};
+
 template <class T>
 std::string check_trmm(Side side, Uplo uplo, Op op, Diag diag, const MatrixRef<T>& a, const MatrixRef<T>& b) {
     using detail::cat;
@@ -85,8 +89,8 @@ void trmm(Side side, Uplo uplo, Op op, Diag diag, T alpha, const MatrixRef<T>& a
             tri.local(il, jl) = v;
         }
     }
-    if (side == Side::Left) gemm(op, Op::N, alpha, tri, b, T(0), c);
-    else gemm(Op::N, op, alpha, b, tri, T(0), c);
+    if (side == Side::Left) gemm(op, Op::N, alpha, tri, b, T(0), c, kTrmmGemm);
+    else gemm(Op::N, op, alpha, b, tri, T(0), c, kTrmmGemm);
     if (mb > 0 && nb > 0) kernels::copy(Op::N, mb, nb, c.data(), c.ld(), b.data(), b.ld());
 }
 
@@ -101,8 +105,8 @@ Cost trmm_cost(Side side, Uplo uplo, Op op, const BlockCyclic& a, const BlockCyc
     detail::check_rank("trmm_cost", a, rank);
     if (b.m() == 0 || b.n() == 0) return {};
     Cost cost = side == Side::Left
-                    ? gemm_cost(op, Op::N, a, b, b, GemmOptions{}, order, rank, elem_size, is_complex)
-                    : gemm_cost(Op::N, op, b, a, b, GemmOptions{}, order, rank, elem_size, is_complex);
+                    ? gemm_cost(op, Op::N, a, b, b, kTrmmGemm, order, rank, elem_size, is_complex)
+                    : gemm_cost(Op::N, op, b, a, b, kTrmmGemm, order, rank, elem_size, is_complex);
     int row = 0, col = 0;
     rank_coords(a, order, rank, row, col);
     cost.extra_bytes += (detail::local_elems(a, row, col) + detail::local_elems(b, row, col)) *
