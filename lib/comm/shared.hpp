@@ -1,6 +1,6 @@
 #pragma once
 // Internal: memory that every rank of a communicator maps, when they all run on one node
-// (MPI-3 shared memory). A gather of a 1D-distributed operand then needs no message: each rank
+// (POSIX shared memory, shared.cpp says why not an MPI window). A gather of a 1D-distributed operand then needs no message: each rank
 // writes its own part in place, and every rank reads all of it.
 //
 //   rank 0 writes rows 0..63, 128..191; rank 1 writes 64..127, 192..255   (one copy each)
@@ -23,10 +23,11 @@ namespace cala::detail {
 bool on_one_node(const Comm& comm);
 
 /// `count` elements of `elem_bytes` mapped by every rank of comm (comm.shares_node() must hold);
-/// collective, every rank passes the same size. The window is kept on the communicator for later
+/// collective, every rank passes the same size. The mapping is kept on the communicator for later
 /// regions that fit in it (while it is within the workspace cache limit, cala/memory.hpp) and
-/// freed with it. memory_stats counts this rank's share, share(count, size) elements, while the
-/// region is held.
+/// unmapped when the communicator is freed. memory_stats counts this rank's share,
+/// share(count, size) elements, while the region is held. Where the memory cannot be had
+/// (/dev/shm full), ok() is false on every rank and nothing is counted.
 class SharedRegion {
 public:
     SharedRegion(const Comm& comm, std::int64_t count, std::int64_t elem_bytes);
@@ -34,6 +35,7 @@ public:
     SharedRegion& operator=(const SharedRegion&) = delete;
     ~SharedRegion();
 
+    bool ok() const noexcept { return held_; }
     void* data() const noexcept { return base_; }
     /// The elements of a region of `count` that memory_stats charges each of `ranks` ranks.
     static std::int64_t share(std::int64_t count, int ranks) noexcept { return (count + ranks - 1) / ranks; }

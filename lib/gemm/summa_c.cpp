@@ -226,8 +226,10 @@ void summa_c_whole_rows(T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, T
 //
 //   2 x 1, nb = 64, k = 256:  rank 0 copies op(B) rows 0..63, 128..191 into the shared k x n,
 //   rank 1 rows 64..127, 192..255; barrier; each rank C_loc += A'_loc (m_loc x 256) · all.
+// false (on every rank, nothing done) where the shared memory cannot be had: the caller then
+// broadcasts.
 template <class T>
-void summa_c_node_shared(T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, T beta, const MatrixRef<T>& c) {
+bool summa_c_node_shared(T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, T beta, const MatrixRef<T>& c) {
     const Grid2D& grid = c.grid();
     const bool rows = grid.q() == 1;  // p x 1: op(B)'s rows gathered; 1 x q: A''s columns
     const Comm& comm = rows ? grid.col_comm() : grid.row_comm();
@@ -235,6 +237,7 @@ void summa_c_node_shared(T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, 
     const index_t k = kd.n, m_loc = c.m_loc(), n_loc = c.n_loc();
     const index_t width = rows ? n_loc : m_loc;  // the gathered operand's other dimension, whole
     SharedRegion region(comm, k * width, sizeof(T));
+    if (!region.ok()) return false;
     T* all = static_cast<T*>(region.data());
     for (index_t l = 0; width > 0 && l < kd.num_blocks(); ++l) {
         if (kd.block_owner(l) != comm.rank()) continue;
@@ -250,6 +253,7 @@ void summa_c_node_shared(T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, 
         else kernels::gemm(Op::N, Op::N, m_loc, n_loc, k, alpha, all, m_loc, local_ptr(b, 0, 0), b.ld(), beta, c.data(), c.ld());
     }
     region.release();
+    return true;
 }
 
 }  // namespace
@@ -257,10 +261,8 @@ void summa_c_node_shared(T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, 
 template <class T>
 void summa_c(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, T beta,
              const MatrixRef<T>& c) {
-    if (node_shared(plan, c.layout())) {  // plan.node_shared: the grid's ranks share a node (gemm.cpp)
-        summa_c_node_shared(alpha, a, b, beta, c);
-        return;
-    }
+    // plan.node_shared: the grid's ranks share a node (gemm.cpp).
+    if (node_shared(plan, c.layout()) && summa_c_node_shared(alpha, a, b, beta, c)) return;
     if (owner_runs(plan, c.layout())) {
         summa_c_runs(plan, alpha, a, b, beta, c);
         return;

@@ -3,10 +3,14 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "cala/cala.hpp"
+#include "comm/shared.hpp"
 #include "support/helpers.hpp"
 
 using cala::Comm;
@@ -82,4 +86,50 @@ TEST_CASE("agree: one rank's failure throws the same error on every rank") {
     CHECK_THROWS_WITH_AS(c.agree(mine, 42, "test"), "bad argument on the last rank", cala::Error);
     CHECK_NOTHROW(c.agree("", 42, "test"));
     if (c.size() > 1) CHECK_THROWS_AS(c.agree("", 42 + 2 * c.rank(), "test"), cala::Error);
+}
+
+TEST_CASE("a node-shared region: every rank's writes are seen by all, counted as broadcasts, kept for reuse") {
+    const Comm c = Comm::borrow(MPI_COMM_WORLD).dup();
+    const int n = c.size(), me = c.rank();
+    // MPICH told to treat every other rank as remote (./scripts/test --network) shares nothing.
+    const char* nolocal = std::getenv("MPIR_CVAR_NOLOCAL");
+    const bool remote = nolocal != nullptr && std::string(nolocal) == "1" && n > 1;
+    int same = 0;
+    MPI_Comm node = MPI_COMM_NULL;
+    MPI_Comm_split_type(c.get(), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &same);
+    MPI_Comm_free(&node);
+    CHECK(c.shares_node() == (same == n));
+    CHECK(c.shares_node() == c.shares_node());  // cached: no second collective needed
+    if (remote) CHECK_FALSE(c.shares_node());
+    if (!c.shares_node()) return;
+
+    // Rank r owns elements [r·w, (r+1)·w) of 1000 + 7 (a last rank's part may be shorter).
+    const std::int64_t total = 1000 + 7 * n, w = (total + n - 1) / n;
+    const std::int64_t before = cala::memory_stats().current_bytes;
+    const void* first = nullptr;
+    for (int round = 0; round < 2; ++round) {
+        cala::reset_traffic();
+        cala::detail::SharedRegion region(c, total - round, sizeof(double));  // the second fits the first
+        if (round == 0) first = region.data();
+        else CHECK(region.data() == first);  // the window is kept on the communicator
+        CHECK(cala::memory_stats().current_bytes - before == 8 * cala::detail::SharedRegion::share(total - round, n));
+        auto* all = static_cast<double*>(region.data());
+        std::vector<std::int64_t> words(static_cast<std::size_t>(n));
+        for (int r = 0; r < n; ++r)
+            words[static_cast<std::size_t>(r)] = std::max<std::int64_t>(0, std::min(total - round, (r + 1) * w) - r * w);
+        for (std::int64_t i = me * w; i < std::min(total - round, (me + 1) * w); ++i) all[i] = 10.0 * i + round;
+        region.publish(words, sizeof(double));
+        bool seen = true;
+        for (std::int64_t i = 0; i < total - round; ++i) seen = seen && all[i] == 10.0 * i + round;
+        CHECK(seen);
+        const auto t = cala::traffic();
+        std::int64_t moved = 0, msgs = 0;
+        for (std::int64_t x : words) moved += n > 1 ? x : 0, msgs += n > 1 && x > 0 ? 1 : 0;
+        CHECK(t.words() == moved);
+        CHECK(t.msgs() == msgs);
+        CHECK(t.words_sent == (n > 1 ? words[static_cast<std::size_t>(me)] : 0));
+        region.release();
+        CHECK(cala::memory_stats().current_bytes == before);
+    }
 }

@@ -41,6 +41,11 @@ extern "C" int MPI_Comm_split(MPI_Comm c, int color, int key, MPI_Comm* out) {
     if (rc == MPI_SUCCESS && *out != MPI_COMM_NULL) ++g_mpi_comms;
     return rc;
 }
+extern "C" int MPI_Comm_split_type(MPI_Comm c, int type, int key, MPI_Info info, MPI_Comm* out) {
+    const int rc = PMPI_Comm_split_type(c, type, key, info, out);
+    if (rc == MPI_SUCCESS && *out != MPI_COMM_NULL) ++g_mpi_comms;
+    return rc;
+}
 extern "C" int MPI_Comm_free(MPI_Comm* c) {
     if (*c != MPI_COMM_NULL) --g_mpi_comms;
     return PMPI_Comm_free(c);
