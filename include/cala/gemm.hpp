@@ -68,6 +68,14 @@ struct GemmOptions {
     /// within whole_rows_max_elements. The cost model assumes the ranks share a node when this
     /// is set: set it false for a model of ranks on several nodes (cala::gemm then broadcasts).
     bool node_shared_memory = true;
+    /// ... and while every rank holds at least this many rows (p x 1) or columns (1 x q) of C: the
+    /// local GEMM packs the gathered operand from shared memory, in 4 KiB pages (/dev/shm has no
+    /// transparent huge pages), and with few rows or columns of C to reuse each packed element
+    /// that costs more than the broadcast saves. Measured through the ABI on 1 x 2 at nb = 64:
+    /// 65536 x 512 x 512 (256 local columns) 0.85 s gathered against 0.53 s by owner runs,
+    /// 1024 x 1024 x 65536 (512) 1.96 s against 1.55 s; the squares (1024 and more) gained
+    /// 2-13%. 0: whatever the shape.
+    index_t node_shared_min_reuse = 1024;
 };
 
 /// C := alpha·op(A)·op(B) + beta·C.

@@ -65,9 +65,9 @@ std::uint64_t gemm_fingerprint(Op op_a, Op op_b, T alpha, const MatrixRef<T>& a,
     h = fingerprint(h, ops, sizeof ops);
     h = fingerprint(fingerprint(fingerprint(h, a.layout()), b.layout()), c.layout());
     h = fingerprint(fingerprint(h, &alpha, sizeof alpha), &beta, sizeof beta);
-    const std::int64_t opt[11] = {static_cast<int>(o.variant), o.lookahead, o.panel_width, o.grid3d.p, o.grid3d.q,
+    const std::int64_t opt[12] = {static_cast<int>(o.variant), o.lookahead, o.panel_width, o.grid3d.p, o.grid3d.q,
                                   o.grid3d.c, o.block_size, detail::memory_limit(o), o.max_device_bytes,
-                                  o.whole_rows_max_elements, o.node_shared_memory ? 1 : 0};
+                                  o.whole_rows_max_elements, o.node_shared_memory ? 1 : 0, o.node_shared_min_reuse};
     h = fingerprint(h, opt, sizeof opt);
     // The units of every rank's local update (a list that differs between ranks is an error on
     // every rank, before any work).

@@ -104,6 +104,7 @@ GemmPlan plan_gemm_2d(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic&
     plan.lookahead = opts.lookahead;
     plan.whole_rows_max = opts.whole_rows_max_elements;
     plan.node_shared = opts.node_shared_memory;
+    plan.node_shared_min_reuse = opts.node_shared_min_reuse;
     plan.on_devices = gemm_devices(opts, plan.devices);
     // Alone on its grid, a rank has no panels to pipeline: the chunked engine gets all of k at
     // once and keeps its C blocks resident across it (seed Algorithm 3).

@@ -35,6 +35,7 @@ struct GemmPlan {
     int lookahead;
     std::int64_t whole_rows_max = 0;  ///< GemmOptions::whole_rows_max_elements
     bool node_shared = false;         ///< GemmOptions::node_shared_memory
+    index_t node_shared_min_reuse = 0;  ///< GemmOptions::node_shared_min_reuse
     bool on_devices = false;   ///< local updates through the chunked engine on `devices`
     DeviceGemmOptions devices;
 };
@@ -86,12 +87,17 @@ inline index_t node_shared_elements(const GemmPlan& plan, const BlockCyclic& c) 
 
 /// Stationary C on a p x 1 or 1 x q grid gathers the operand split along k into memory all ranks
 /// map, when they share a node (summa_c.cpp; the driver asks the communicator, the model assumes
-/// it): while each rank's share of it stays within GemmOptions::whole_rows_max_elements. Else
+/// it): while each rank's share of it stays within GemmOptions::whole_rows_max_elements and
+/// every rank has GemmOptions::node_shared_min_reuse rows (p x 1) or columns (1 x q) of C. Else
 /// whole rows (p x 1) or owner runs (1 x q). The same on every rank.
 inline bool node_shared(const GemmPlan& plan, const BlockCyclic& c) {
     if (!plan.node_shared || plan.variant != Variant::StationaryC || plan.on_devices) return false;
     const index_t total = node_shared_elements(plan, c), ranks = index_t(c.p()) * c.q();
-    return total > 0 && plan.whole_rows_max > 0 && (total + ranks - 1) / ranks <= plan.whole_rows_max;
+    if (total == 0 || plan.whole_rows_max <= 0 || (total + ranks - 1) / ranks > plan.whole_rows_max) return false;
+    const Dist1D& reuse = c.q() == 1 ? c.rows : c.cols;  // C's dimension split over the ranks
+    for (int r = 0; r < reuse.nprocs; ++r)
+        if (reuse.local_size(r) < plan.node_shared_min_reuse) return false;
+    return true;
 }
 
 /// How many pieces a local GEMM k deep is cut into along k so that MPI progresses between them

@@ -139,7 +139,7 @@ TEST_CASE("gemm model: stationary C on 1D grids of one node gathers the operand 
     // 2 x 1, n = 2048, nb = 64: op(B) gathered; counted as the two broadcasts it replaces (each
     // rank's half of B' sent, the other half received); the workspace is this rank's half of B'.
     const BlockCyclic a(2048, 2048, 64, 64, 2, 1), b = a, c = a;
-    const auto rows = cala::gemm_cost(Op::N, Op::N, a, b, c, Variant::StationaryC, {}, 1, 0, 8, false);
+    const auto rows = cala::gemm_cost(Op::N, Op::N, a, b, c, Variant::StationaryC, {}, 1, 0, 8, false);  // 1024 rows of C
     CHECK(rows.words == 2048 * 2048);
     CHECK(rows.words_recv == 1024 * 2048);
     CHECK(rows.msgs == 2);
@@ -150,7 +150,8 @@ TEST_CASE("gemm model: stationary C on 1D grids of one node gathers the operand 
     // columns), column 1 the other 36, column 2 none: two messages; the share is ceil(30000 / 3).
     const BlockCyclic a3(300, 100, 64, 64, 1, 3), b3(100, 200, 64, 64, 1, 3), c3(300, 200, 64, 64, 1, 3);
     for (int col = 0; col < 3; ++col) {
-        const auto x = cala::gemm_cost(Op::N, Op::N, a3, b3, c3, Variant::StationaryC, {}, 0, col, 8, false);
+        const auto x = cala::gemm_cost(Op::N, Op::N, a3, b3, c3, Variant::StationaryC, {.node_shared_min_reuse = 0}, 0,
+                                       col, 8, false);
         CAPTURE(col);
         CHECK(x.msgs == (c3.cols.local_size(col) > 0 ? 2 : 0));
         CHECK(x.extra_bytes == 8 * 10000);
@@ -160,6 +161,12 @@ TEST_CASE("gemm model: stationary C on 1D grids of one node gathers the operand 
     const auto capped = cala::gemm_cost(Op::N, Op::N, a, b, c, Variant::StationaryC,
                                         {.whole_rows_max_elements = 2048 * 1024 - 1}, 1, 0, 8, false);
     CHECK(capped.msgs == 2048 / 64);
+    // Below node_shared_min_reuse local rows of C (default 1024), it broadcasts by whole rows.
+    const BlockCyclic as(2046, 2048, 64, 64, 2, 1), cs(2046, 2048, 64, 64, 2, 1);
+    CHECK(cala::gemm_cost(Op::N, Op::N, as, b, cs, Variant::StationaryC, {}, 1, 0, 8, false).extra_bytes ==
+          8 * (1022 * 2048 + 2048 * 2048));
+    CHECK(cala::gemm_cost(Op::N, Op::N, as, b, cs, Variant::StationaryC, {.node_shared_min_reuse = 1022}, 1, 0, 8, false)
+              .extra_bytes == 8 * (2048 * 2048 / 2));
     // The same whenever the option is off.
     CHECK(cala::gemm_cost(Op::N, Op::N, a, b, c, Variant::StationaryC, {.node_shared_memory = false}, 1, 0, 8, false)
               .extra_bytes == 8 * (1024 * 2048 + 2048 * 2048));

@@ -86,8 +86,8 @@ TEST_CASE("gemm_cost (2D, every variant, and 2.5D/3D) scales exactly to 10^6-siz
             // Whole rows (stationary C on p x 1) for both sizes: its cap on the workspace is an
             // absolute number of elements, which the scaled problem would pass.
             const std::int64_t all = std::numeric_limits<std::int64_t>::max();
-            const GemmOptions o{.variant = v, .panel_width = pw, .whole_rows_max_elements = all},
-                os{.variant = v, .panel_width = pw * s, .whole_rows_max_elements = all};
+            const GemmOptions o{.variant = v, .panel_width = pw, .whole_rows_max_elements = all, .node_shared_min_reuse = 0},
+                os{.variant = v, .panel_width = pw * s, .whole_rows_max_elements = all, .node_shared_min_reuse = 0};
             for (int r = 0; r < p; ++r)
                 for (int cc = 0; cc < q; ++cc) {
                     const Cost small = gemm_cost(oa, ob, a, b, c, v, o, r, cc, 8, false);
