@@ -62,7 +62,7 @@ struct GemmOptions {
     /// products take the panel path, whose workspace is a few panels. 0: never.
     std::int64_t whole_rows_max_elements = std::int64_t{1} << 25;
     /// Stationary C on a p x 1 or 1 x q grid whose ranks all run on one node gathers the operand
-    /// split along k (op(B) on p x 1, op(A) on 1 x q) into MPI-3 shared memory: each rank copies
+    /// split along k (op(B) on p x 1, op(A) on 1 x q) into shared memory (/dev/shm): each rank copies
     /// its part in place once, then every rank runs one local GEMM on all of it; no message moves
     /// (docs/gemm.md, "node-shared gather"). Used while each rank's share of that operand stays
     /// within whole_rows_max_elements. The cost model assumes the ranks share a node when this
