@@ -85,6 +85,12 @@ inline index_t node_shared_elements(const GemmPlan& plan, const BlockCyclic& c) 
     return 0;
 }
 
+/// Each rank's share of it (SharedRegion::share): ceil(elements / ranks).
+inline index_t node_shared_share(const GemmPlan& plan, const BlockCyclic& c) {
+    const index_t ranks = index_t(c.p()) * c.q();
+    return (node_shared_elements(plan, c) + ranks - 1) / ranks;
+}
+
 /// Stationary C on a p x 1 or 1 x q grid gathers the operand split along k into memory all ranks
 /// map, when they share a node (summa_c.cpp; the driver asks the communicator, the model assumes
 /// it): while each rank's share of it stays within GemmOptions::whole_rows_max_elements and
@@ -92,8 +98,8 @@ inline index_t node_shared_elements(const GemmPlan& plan, const BlockCyclic& c) 
 /// whole rows (p x 1) or owner runs (1 x q). The same on every rank.
 inline bool node_shared(const GemmPlan& plan, const BlockCyclic& c) {
     if (!plan.node_shared || plan.variant != Variant::StationaryC || plan.on_devices) return false;
-    const index_t total = node_shared_elements(plan, c), ranks = index_t(c.p()) * c.q();
-    if (total == 0 || plan.whole_rows_max <= 0 || (total + ranks - 1) / ranks > plan.whole_rows_max) return false;
+    if (node_shared_elements(plan, c) == 0 || plan.whole_rows_max <= 0 || node_shared_share(plan, c) > plan.whole_rows_max)
+        return false;
     const Dist1D& reuse = c.q() == 1 ? c.rows : c.cols;  // C's dimension split over the ranks
     for (int r = 0; r < reuse.nprocs; ++r)
         if (reuse.local_size(r) < plan.node_shared_min_reuse) return false;

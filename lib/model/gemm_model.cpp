@@ -25,6 +25,13 @@ namespace {
 using detail::local_elems;
 using detail::redist_summary;
 
+// Processes of d holding at least one index: one message each where a whole local part travels.
+index_t holders(const Dist1D& d) {
+    index_t n = 0;
+    for (int o = 0; o < d.nprocs; ++o) n += d.local_size(o) > 0 ? 1 : 0;
+    return n;
+}
+
 }  // namespace
 
 namespace detail {
@@ -86,24 +93,20 @@ LoopCost summa_loop_cost(const GemmPlan& plan, const BlockCyclic& c, int row, in
                 break;
         }
     }
-    // By owner runs (stationary C, plan.hpp): one piece of A' per process column holding blocks
-    // of a group; op(B)'s rows, on one process row, packed into a slot of their own.
     // Node-shared gather (stationary C on p x 1 or 1 x q, plan.hpp): counted as one broadcast of
     // each owner's whole part; the workspace is this rank's share of the gathered operand, the
     // copies its own part put in place and the local GEMM's packing.
     if (node_shared(plan, c)) {
         const bool rows = q == 1;
         const Dist1D& kd = rows ? plan.b.layout.rows : plan.a.layout.cols;
-        index_t owners = 0;
-        for (int o = 0; o < kd.nprocs; ++o) owners += kd.local_size(o) > 0 ? 1 : 0;
-        const bool on = rows ? y_on : x_on;
-        out.msgs = on ? owners : 0;
+        out.msgs = (rows ? y_on : x_on) ? holders(kd) : 0;
         out.stream += packed_a_elements(m_loc, n_loc, looped.n) +
                       2.0 * static_cast<double>(rows ? n_loc : m_loc) * static_cast<double>(kd.local_size(rows ? row : col));
-        const index_t total = node_shared_elements(plan, c), ranks = index_t(p) * q;
-        out.slots = (total + ranks - 1) / ranks;
+        out.slots = node_shared_share(plan, c);
         return out;
     }
+    // By owner runs (stationary C, plan.hpp): one piece of A' per process column holding blocks
+    // of a group; op(B)'s rows, on one process row, packed into a slot of their own.
     const bool runs = owner_runs(plan, c);
     index_t x_msgs = nblocks;
     if (runs) {
@@ -118,10 +121,7 @@ LoopCost summa_loop_cost(const GemmPlan& plan, const BlockCyclic& c, int row, in
     // Whole rows (stationary C on p x 1, plan.hpp): one broadcast per process row holding op(B)
     // rows, all of op(B) in the slots, and A''s columns copied once into owner order.
     const bool rows_at_once = whole_rows(plan, c);
-    if (rows_at_once) {
-        y_msgs = 0;
-        for (int o = 0; o < p; ++o) y_msgs += plan.b.layout.rows.local_size(o) > 0 ? 1 : 0;
-    }
+    if (rows_at_once) y_msgs = holders(plan.b.layout.rows);
     out.msgs = (x_on ? x_msgs : 0) + (y_on ? y_msgs : 0);
     if (rows_at_once) {
         for (int o = 0; o < p; ++o) out.stream += packed_a_elements(m_loc, n_loc, plan.b.layout.rows.local_size(o));
