@@ -21,11 +21,13 @@ private:
     int provided_ = 0;
 };
 
-/// Name of the BLIS kernel set in use (e.g. "skx"). Debian's BLIS 0.9 does not recognize
-/// AMD family 0x1A (Zen 5) and falls back to its generic kernels, twenty times slower; unless
-/// the user has set BLIS_ARCH_TYPE (or CALA_BLIS_ARCH, a BLIS arch_t number), cala selects the
-/// AVX-512 (skx) kernels on such CPUs when the library loads. The choice is process-wide: a
-/// ScaLAPACK linked into the same program uses the same kernels.
+/// Name of the BLIS kernel set in use (e.g. "skx"). cala chooses it when the library loads,
+/// before BLIS's first call, from CALA_BLAS_ARCH: `auto` (default: from the CPUID bits and the
+/// measured number of 512-bit FMA units; Debian's BLIS 0.9 runs haswell on AVX-512 Xeons under
+/// KVM and knows no Zen 4 or 5), `keep` (BLIS's own choice, or BLIS_ARCH_TYPE), or a kernel set
+/// name. The choice is process-wide: a ScaLAPACK in the same program uses the same kernels.
+/// @throws cala::Error if CALA_BLAS_ARCH was refused (not a kernel set of this BLIS, or one the CPU
+///         cannot run); BLIS's own choice then runs.
 std::string blas_kernel_name();
 
 /// Threads a rank's local kernels use (OpenMP's max threads for the calling thread).

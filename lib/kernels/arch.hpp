@@ -1,0 +1,103 @@
+#pragma once
+// Which BLIS kernel set (BLIS's "sub-configuration": skx, haswell, zen3, ...) the process runs,
+// chosen from the CPUID bits and a measured FMA throughput, not from the brand string.
+//
+//   load time (lib/kernels/arch_load.cpp, an ELF constructor of libcala, so before BLIS reads
+//   BLIS_ARCH_TYPE at its first call, in a program linked to cala or under the preloaded shim):
+//     CALA_BLAS_ARCH  = auto (default) | keep | <kernel set>
+//     auto: CPUID -> AVX-512 (F, DQ, CD, BW, VL) usable? -> FMA rates per core, 256-bit and
+//           512-bit register-only loops (cached per CPU) -> two 512-bit FMA units? skx
+//           : AVX2+FMA? AMD: zen / zen2 / zen3 by family; others: haswell : BLIS's own choice
+//     keep: BLIS's own choice (its CPUID detection, or BLIS_ARCH_TYPE)
+//     a name: that set (an error if this BLIS lacks it or the CPU cannot run it)
+//   -> BLIS_ARCH_TYPE=<arch_t number> (BLIS 0.9 reads a number; a name reads as 0, skx).
+//
+// Why: Debian's BLIS 0.9 runs haswell on AVX-512 Xeons under KVM (it guesses the FMA units from
+// the brand string; skx is 1.7x faster there) and knows no Zen 4 or Zen 5.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace cala::kernels {
+
+/// What CPUID (and XGETBV: the OS saves the registers) says about the CPU.
+struct CpuInfo {
+    enum class Vendor { Intel, Amd, Other };
+    Vendor vendor = Vendor::Other;
+    unsigned family = 0, model = 0;  ///< display family and model (base + extended)
+    bool ssse3 = false, avx = false, fma3 = false, fma4 = false, avx2 = false;
+    bool avx512f = false, avx512dq = false, avx512cd = false, avx512bw = false, avx512vl = false;
+    bool avx512er = false;  ///< Xeon Phi (BLIS's knl)
+    std::string brand;      ///< the brand string (printed, never used to decide)
+
+    /// AVX2 and FMA3 with the YMM state saved by the OS.
+    bool has_avx2_fma() const { return avx && avx2 && fma3; }
+    /// AVX-512 F, DQ, CD, BW and VL with the ZMM state saved by the OS: what BLIS's skx kernels use.
+    bool has_avx512_skx() const { return avx512f && avx512dq && avx512cd && avx512bw && avx512vl; }
+};
+
+/// The CPU this process runs on.
+CpuInfo read_cpu_info();
+
+/// Register-only FMA throughput of one core, GFLOP/s (0: that width is not available).
+struct FmaRates {
+    double gflops_256 = 0;
+    double gflops_512 = 0;
+};
+
+/// GFLOP/s of a register-only FMA loop of `bits` (256: AVX2+FMA3, 512: AVX-512F) on the calling
+/// thread for about `seconds`. The caller checks that the CPU has the instructions.
+double fma_loop_gflops(int bits, double seconds);
+
+/// FMA rates of one core, alternating the two widths (best of `rounds`); 512 only where usable.
+FmaRates measure_fma_rates(const CpuInfo& cpu, double seconds_per_round = 0.004, int rounds = 3);
+
+/// 512-bit FMA units per core, from the rates: 2 when 512-bit FMAs run at least 1.4x the flops of
+/// 256-bit ones (two 512-bit units), else 1 (one unit, or 256-bit halves: Zen 4).
+int fma_units_512(const FmaRates& r);
+
+/// A cala choice of kernel set. `name` empty: BLIS's own choice stands.
+struct KernelChoice {
+    std::string name;
+    std::string setting;  ///< CALA_BLAS_ARCH as read: auto, keep or a name
+    std::string reason;   ///< one line, for CALA_VERBOSE and cala-bench
+    FmaRates rates;       ///< when measured (auto on an AVX-512 CPU)
+};
+
+/// The choice for `setting` (CALA_BLAS_ARCH; empty = auto) on `cpu`. `rates` is called only
+/// when the choice depends on the FMA units (auto on a CPU with the skx instructions).
+/// @throws cala::Error for a name that is not a kernel set of this BLIS, or one `cpu` cannot run.
+KernelChoice choose_kernel_set(const std::string& setting, const CpuInfo& cpu,
+                               const std::function<FmaRates()>& rates);
+
+/// The kernel sets of this BLIS build that run on x86-64 (names as BLIS prints them).
+std::vector<std::string> kernel_set_names();
+
+/// BLIS's arch_t number of a kernel set name; -1 if this BLIS has no such set.
+int kernel_set_id(const std::string& name);
+
+/// The choice made when the library loaded (lib/kernels/arch_load.cpp). `error` is non-empty
+/// when CALA_BLAS_ARCH was refused (BLIS's own choice then stands).
+struct LoadChoice {
+    KernelChoice choice;
+    std::string error;
+    std::string blis_arch_type;  ///< BLIS_ARCH_TYPE as the library set it (or found it)
+};
+const LoadChoice& load_choice();
+
+/// Runs once, from libcala's constructor (lib/core/runtime.cpp), before any BLIS call: reads
+/// CALA_BLAS_ARCH, chooses and sets BLIS_ARCH_TYPE; under CALA_VERBOSE, one line on stderr from
+/// the process of MPI rank 0 (PMI_RANK) or a process outside MPI.
+void select_kernels_at_load();
+
+/// This machine's cache of measured numbers (key=value lines), keyed on the CPU (vendor, brand,
+/// signature, features, BLIS version): $CALA_CACHE_DIR, else $XDG_CACHE_HOME/cala, else
+/// ~/.cache/cala, file machine-<key>.txt. Empty path: no home to write to.
+std::string machine_cache_path();
+/// The value of `key` in the cache ("" if none).
+std::string machine_cache_get(const std::string& key);
+/// Sets keys in the cache (written to a temporary file, then renamed: ranks may race).
+void machine_cache_put(const std::vector<std::pair<std::string, std::string>>& values);
+
+}  // namespace cala::kernels

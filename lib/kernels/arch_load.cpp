@@ -1,0 +1,151 @@
+// The kernel choice made when libcala loads, and the machine cache that keeps the measured FMA
+// rates (and cala-bench calibrate's numbers) per CPU.
+
+#include <blis.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "cala/error.hpp"
+#include "kernels/arch.hpp"
+
+namespace cala::kernels {
+
+namespace {
+
+LoadChoice& state() {
+    static LoadChoice s;
+    return s;
+}
+
+std::string env(const char* name) {
+    const char* v = std::getenv(name);
+    return v ? v : "";
+}
+
+bool all_digits(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
+
+// FNV-1a, 64 bits, as 16 hex digits.
+std::string hash_hex(const std::string& s) {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char ch : s) h = (h ^ ch) * 0x100000001b3ull;
+    char b[17];
+    std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(h));
+    return b;
+}
+
+std::map<std::string, std::string> read_cache(const std::string& path) {
+    std::map<std::string, std::string> kv;
+    std::ifstream f(path);
+    for (std::string line; std::getline(f, line);)
+        if (const auto eq = line.find('='); eq != std::string::npos && line[0] != '#')
+            kv[line.substr(0, eq)] = line.substr(eq + 1);
+    return kv;
+}
+
+// The FMA rates of this CPU: from the cache, else measured (and cached).
+FmaRates cached_rates(const CpuInfo& cpu) {
+    const std::string r256 = machine_cache_get("fma256_gflops_core"), r512 = machine_cache_get("fma512_gflops_core");
+    if (!r256.empty() && !r512.empty()) return {std::atof(r256.c_str()), std::atof(r512.c_str())};
+    const FmaRates r = measure_fma_rates(cpu);
+    machine_cache_put({{"fma256_gflops_core", std::to_string(r.gflops_256)},
+                       {"fma512_gflops_core", std::to_string(r.gflops_512)}});
+    return r;
+}
+
+bool verbose_here() {
+    const std::string v = env("CALA_VERBOSE");
+    if (v.empty() || v == "0") return false;
+    const std::string rank = env("PMI_RANK").empty() ? env("OMPI_COMM_WORLD_RANK") : env("PMI_RANK");
+    return rank.empty() || rank == "0";
+}
+
+}  // namespace
+
+std::string machine_cache_path() {
+    std::string dir = env("CALA_CACHE_DIR");
+    if (dir.empty() && !env("XDG_CACHE_HOME").empty()) dir = env("XDG_CACHE_HOME") + "/cala";
+    if (dir.empty() && !env("HOME").empty()) dir = env("HOME") + "/.cache/cala";
+    if (dir.empty()) return "";
+    static const std::string key = [] {
+        const CpuInfo c = read_cpu_info();
+        unsigned a = 0, b = 0, cx = 0, d = 0;
+        __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(cx), "=d"(d) : "a"(1), "c"(0));
+        std::string id = c.brand + "|" + std::to_string(static_cast<int>(c.vendor)) + "|" + std::to_string(a) + "|";
+        for (bool f : {c.ssse3, c.avx, c.fma3, c.fma4, c.avx2, c.avx512f, c.avx512dq, c.avx512cd, c.avx512bw,
+                       c.avx512vl, c.avx512er})
+            id += f ? '1' : '0';
+        return hash_hex(id + "|" + bli_info_get_version_str());
+    }();
+    return dir + "/machine-" + key + ".txt";
+}
+
+std::string machine_cache_get(const std::string& key) {
+    const std::string path = machine_cache_path();
+    if (path.empty()) return "";
+    const auto kv = read_cache(path);
+    const auto it = kv.find(key);
+    return it == kv.end() ? "" : it->second;
+}
+
+void machine_cache_put(const std::vector<std::pair<std::string, std::string>>& values) {
+    const std::string path = machine_cache_path();
+    if (path.empty()) return;
+    const std::string dir = path.substr(0, path.rfind('/'));
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec || access(dir.c_str(), W_OK) != 0) return;
+    auto kv = read_cache(path);
+    for (const auto& [k, v] : values) kv[k] = v;
+    const std::string tmp = path + ".tmp." + std::to_string(getpid());
+    {
+        std::ofstream f(tmp);
+        if (!f) return;
+        f << "# cala's measurements on this CPU (" << read_cpu_info().brand << ", BLIS " << bli_info_get_version_str()
+          << "); delete to measure again\n";
+        for (const auto& [k, v] : kv) f << k << '=' << v << '\n';
+        if (!f) return;
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) std::remove(tmp.c_str());
+}
+
+const LoadChoice& load_choice() { return state(); }
+
+void select_kernels_at_load() {
+    LoadChoice& s = state();
+    const CpuInfo cpu = read_cpu_info();
+    std::string blis_env = env("BLIS_ARCH_TYPE");
+    // BLIS 0.9 reads BLIS_ARCH_TYPE as a number and a name as 0 (skx, an illegal instruction
+    // where there is no AVX-512): a name BLIS knows becomes its number.
+    if (!blis_env.empty() && !all_digits(blis_env) && kernel_set_id(blis_env) >= 0) {
+        blis_env = std::to_string(kernel_set_id(blis_env));
+        setenv("BLIS_ARCH_TYPE", blis_env.c_str(), 1);
+    }
+    try {
+        s.choice = choose_kernel_set(env("CALA_BLAS_ARCH"), cpu, [&cpu] { return cached_rates(cpu); });
+    } catch (const Error& e) {
+        s.error = e.what();
+        s.choice = KernelChoice{};
+        s.choice.setting = env("CALA_BLAS_ARCH");
+        s.choice.reason = "CALA_BLAS_ARCH refused: BLIS's own choice";
+        std::fprintf(stderr, "cala: error: %s; BLIS's own choice stands\n", e.what());
+    }
+    if (!s.choice.name.empty()) {
+        blis_env = std::to_string(kernel_set_id(s.choice.name));
+        setenv("BLIS_ARCH_TYPE", blis_env.c_str(), 1);
+    }
+    s.blis_arch_type = blis_env;
+    if (verbose_here())
+        std::fprintf(stderr, "cala: BLAS kernels %s: %s (CALA_BLAS_ARCH=%s, BLIS_ARCH_TYPE=%s; %s)\n",
+                     s.choice.name.empty() ? "of BLIS's own choice" : s.choice.name.c_str(), s.choice.reason.c_str(),
+                     s.choice.setting.c_str(), blis_env.empty() ? "unset" : blis_env.c_str(),
+                     cpu.brand.empty() ? "unknown CPU" : cpu.brand.c_str());
+}
+
+}  // namespace cala::kernels

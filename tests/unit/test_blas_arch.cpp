@@ -1,0 +1,216 @@
+// The choice of BLIS kernel set (lib/kernels/arch.hpp): the logic on mocked CPUID bits and FMA
+// rates, and in this process and child processes, that BLIS runs the set cala chose.
+
+#include <doctest/doctest.h>
+
+#include <blis.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "cala/error.hpp"
+#include "cala/runtime.hpp"
+#include "kernels/arch.hpp"
+
+using cala::kernels::choose_kernel_set;
+using cala::kernels::CpuInfo;
+using cala::kernels::FmaRates;
+
+namespace {
+
+// A child started by the tests below with CALA_TEST_PRINT_ARCH=1 prints the kernel set BLIS
+// runs (after libcala's constructor chose it) and exits before doctest starts.
+[[gnu::constructor]] void print_arch_and_exit() {
+    if (std::getenv("CALA_TEST_PRINT_ARCH") == nullptr) return;
+    try {
+        std::printf("kernels=%s\n", cala::blas_kernel_name().c_str());
+    } catch (const cala::Error& e) {
+        bli_init();  // BLIS 0.9 aborts on an arch query before its init when BLIS_ARCH_TYPE is set
+        std::printf("refused=%s kernels=%s\n", e.what(), bli_arch_string(bli_arch_query_id()));
+    }
+    std::fflush(stdout);
+    _exit(0);
+}
+
+CpuInfo avx2_cpu(CpuInfo::Vendor v, unsigned family, unsigned model) {
+    CpuInfo c;
+    c.vendor = v, c.family = family, c.model = model;
+    c.ssse3 = c.avx = c.fma3 = c.avx2 = true;
+    return c;
+}
+
+CpuInfo avx512_cpu(CpuInfo::Vendor v, unsigned family, unsigned model) {
+    CpuInfo c = avx2_cpu(v, family, model);
+    c.avx512f = c.avx512dq = c.avx512cd = c.avx512bw = c.avx512vl = true;
+    return c;
+}
+
+// A measurement that counts its calls.
+struct Mock {
+    FmaRates rates;
+    int calls = 0;
+    std::function<FmaRates()> fn() {
+        return [this] {
+            ++calls;
+            return rates;
+        };
+    }
+};
+
+// Output of this test binary run as a child with `env` (VAR=value ...) and CALA_TEST_PRINT_ARCH=1.
+std::string child(const std::string& env) {
+    char self[4096] = {};
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    REQUIRE(n > 0);
+    const std::string cmd = "env -u CALA_BLAS_ARCH -u BLIS_ARCH_TYPE CALA_CACHE_DIR=/tmp/cala-test-blas-arch-" +
+                            std::to_string(getpid()) + " CALA_TEST_PRINT_ARCH=1 " + env + " '" + self + "' 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    std::string out;
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, p)) out += buf;
+    pclose(p);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("an Intel CPU with AVX-512 runs skx with two FMA units and haswell with one") {
+    const CpuInfo xeon = avx512_cpu(CpuInfo::Vendor::Intel, 6, 0x55);
+    Mock two{{40.0, 74.0}}, one{{40.0, 36.0}};
+
+    const auto k2 = choose_kernel_set("auto", xeon, two.fn());
+    const auto k1 = choose_kernel_set("", xeon, one.fn());
+
+    CHECK(k2.name == "skx");
+    CHECK(two.calls == 1);
+    CHECK(k2.rates.gflops_512 == 74.0);
+    CHECK(k1.name == "haswell");
+    CHECK(one.calls == 1);
+    CHECK(k1.setting == "auto");
+    CHECK(k1.reason.find("one 512-bit FMA unit") != std::string::npos);
+}
+
+TEST_CASE("AMD: Zen 4 (512-bit FMAs in two halves) runs zen3, Zen 5 with full-width units skx") {
+    const CpuInfo zen4 = avx512_cpu(CpuInfo::Vendor::Amd, 0x19, 0x11), zen5 = avx512_cpu(CpuInfo::Vendor::Amd, 0x1a, 0x02);
+    Mock halves{{60.0, 61.0}}, full{{60.0, 118.0}};
+
+    CHECK(choose_kernel_set("auto", zen4, halves.fn()).name == "zen3");
+    CHECK(choose_kernel_set("auto", zen5, full.fn()).name == "skx");
+    CHECK(choose_kernel_set("auto", zen5, halves.fn()).name == "zen3");
+}
+
+TEST_CASE("AVX2-only CPUs get BLIS's AVX2 set for their vendor and family, without a measurement") {
+    Mock m{{50.0, 0.0}};
+
+    CHECK(choose_kernel_set("auto", avx2_cpu(CpuInfo::Vendor::Intel, 6, 0x3f), m.fn()).name == "haswell");
+    CHECK(choose_kernel_set("auto", avx2_cpu(CpuInfo::Vendor::Amd, 0x17, 0x01), m.fn()).name == "zen");
+    CHECK(choose_kernel_set("auto", avx2_cpu(CpuInfo::Vendor::Amd, 0x17, 0x31), m.fn()).name == "zen2");
+    CHECK(choose_kernel_set("auto", avx2_cpu(CpuInfo::Vendor::Amd, 0x19, 0x01), m.fn()).name == "zen3");
+    CHECK(choose_kernel_set("auto", avx2_cpu(CpuInfo::Vendor::Amd, 0x1a, 0x44), m.fn()).name == "zen3");
+    CHECK(choose_kernel_set("auto", avx2_cpu(CpuInfo::Vendor::Other, 6, 0x0f), m.fn()).name == "haswell");
+    CHECK(m.calls == 0);
+}
+
+TEST_CASE("AVX-512 bits without the OS saving ZMM, or no AVX2 at all: no AVX-512, or BLIS's own choice") {
+    CpuInfo no_zmm = avx2_cpu(CpuInfo::Vendor::Intel, 6, 0x55);  // read_cpu_info clears avx512* then
+    CpuInfo old;
+    old.vendor = CpuInfo::Vendor::Intel, old.family = 6, old.ssse3 = old.avx = true;
+    Mock m{{40.0, 80.0}};
+
+    CHECK(choose_kernel_set("auto", no_zmm, m.fn()).name == "haswell");
+    CHECK(choose_kernel_set("auto", old, m.fn()).name.empty());
+    CHECK(m.calls == 0);
+}
+
+TEST_CASE("CALA_BLAS_ARCH: keep leaves BLIS's choice, a name forces it, a bad one is a clear error") {
+    const CpuInfo zen3 = avx2_cpu(CpuInfo::Vendor::Amd, 0x19, 0x01);
+    Mock m{{50.0, 0.0}};
+
+    const auto keep = choose_kernel_set("keep", zen3, m.fn());
+    const auto forced = choose_kernel_set("sandybridge", zen3, m.fn());
+
+    CHECK(keep.name.empty());
+    CHECK(keep.setting == "keep");
+    CHECK(forced.name == "sandybridge");
+    CHECK(choose_kernel_set("generic", zen3, m.fn()).name == "generic");
+    CHECK(m.calls == 0);
+    CHECK_THROWS_WITH_AS(choose_kernel_set("zen9", zen3, m.fn()),
+                         doctest::Contains("CALA_BLAS_ARCH=zen9: not a kernel set of this BLIS"), cala::Error);
+    CHECK_THROWS_WITH_AS(choose_kernel_set("Haswell", zen3, m.fn()), doctest::Contains("haswell, zen3"), cala::Error);
+    CHECK_THROWS_WITH_AS(choose_kernel_set("skx", zen3, m.fn()), doctest::Contains("illegal instruction"), cala::Error);
+}
+
+TEST_CASE("kernel set names map to this BLIS's arch_t numbers") {
+    CHECK(cala::kernels::kernel_set_id("skx") == BLIS_ARCH_SKX);
+    CHECK(cala::kernels::kernel_set_id("haswell") == BLIS_ARCH_HASWELL);
+    CHECK(cala::kernels::kernel_set_id("zen3") == BLIS_ARCH_ZEN3);
+    CHECK(cala::kernels::kernel_set_id("generic") == BLIS_ARCH_GENERIC);
+    CHECK(cala::kernels::kernel_set_id("auto") == -1);
+    for (const auto& name : cala::kernels::kernel_set_names())
+        CHECK(std::string(bli_arch_string(static_cast<arch_t>(cala::kernels::kernel_set_id(name)))) == name);
+}
+
+TEST_CASE("the FMA units from measured rates") {
+    CHECK(cala::kernels::fma_units_512({40.0, 74.0}) == 2);
+    CHECK(cala::kernels::fma_units_512({40.0, 40.0}) == 1);
+    CHECK(cala::kernels::fma_units_512({40.0, 0.0}) == 1);
+    CHECK(cala::kernels::fma_units_512({0.0, 0.0}) == 1);
+}
+
+TEST_CASE("this process: the choice made at load is the kernel set BLIS runs") {
+    const auto& load = cala::kernels::load_choice();
+    const CpuInfo cpu = cala::kernels::read_cpu_info();
+    const std::string setting = std::getenv("CALA_BLAS_ARCH") ? std::getenv("CALA_BLAS_ARCH") : "auto";
+
+    const std::string running = cala::blas_kernel_name();
+
+    CHECK(load.error.empty());
+    CHECK(load.choice.setting == setting);
+    CHECK(running == bli_arch_string(bli_arch_query_id()));
+    if (!load.choice.name.empty()) {
+        CHECK(running == load.choice.name);
+        CHECK(load.blis_arch_type == std::to_string(cala::kernels::kernel_set_id(running)));
+    }
+    if (cpu.has_avx2_fma()) CHECK(cala::kernels::fma_loop_gflops(256, 0.002) > 0);
+}
+
+TEST_CASE("child processes: auto overrides a poorer BLIS_ARCH_TYPE, keep keeps it, names are translated") {
+    const CpuInfo cpu = cala::kernels::read_cpu_info();
+    if (!cpu.has_avx2_fma()) return;  // the sets below need AVX (sandybridge) and AVX2 (auto)
+    Mock none{{0.0, 0.0}};
+    const std::string auto_name = cpu.has_avx512_skx() ? cala::kernels::load_choice().choice.name
+                                                       : choose_kernel_set("auto", cpu, none.fn()).name;
+    const std::string sandy = std::to_string(BLIS_ARCH_SANDYBRIDGE);
+
+    CHECK(child("BLIS_ARCH_TYPE=" + sandy) == "kernels=" + auto_name + "\n");
+    CHECK(child("BLIS_ARCH_TYPE=" + sandy + " CALA_BLAS_ARCH=auto") == "kernels=" + auto_name + "\n");
+    CHECK(child("BLIS_ARCH_TYPE=" + sandy + " CALA_BLAS_ARCH=keep") == "kernels=sandybridge\n");
+    CHECK(child("BLIS_ARCH_TYPE=sandybridge CALA_BLAS_ARCH=keep") == "kernels=sandybridge\n");
+    CHECK(child("CALA_BLAS_ARCH=generic") == "kernels=generic\n");
+    const std::string bad = child("CALA_BLAS_ARCH=bogus BLIS_ARCH_TYPE=" + sandy);
+    CHECK(bad.find("cala: error: CALA_BLAS_ARCH=bogus: not a kernel set of this BLIS") != std::string::npos);
+    CHECK(bad.find("refused=CALA_BLAS_ARCH=bogus") != std::string::npos);
+    CHECK(bad.find("kernels=sandybridge") != std::string::npos);
+    std::filesystem::remove_all("/tmp/cala-test-blas-arch-" + std::to_string(getpid()));
+}
+
+TEST_CASE("the machine cache keeps values per CPU") {
+    const std::string dir = "/tmp/cala-test-blas-arch-cache-" + std::to_string(getpid());
+    setenv("CALA_CACHE_DIR", dir.c_str(), 1);
+
+    cala::kernels::machine_cache_put({{"fma256_gflops_core", "12.5"}, {"note", "a"}});
+    cala::kernels::machine_cache_put({{"note", "b"}});
+
+    const std::string path = cala::kernels::machine_cache_path();
+    CHECK(path.rfind(dir + "/machine-", 0) == 0);
+    CHECK(cala::kernels::machine_cache_get("fma256_gflops_core") == "12.5");
+    CHECK(cala::kernels::machine_cache_get("note") == "b");
+    CHECK(cala::kernels::machine_cache_get("absent").empty());
+    std::remove(path.c_str());
+    rmdir(dir.c_str());
+    unsetenv("CALA_CACHE_DIR");
+}
