@@ -8,16 +8,20 @@
 //   cala-bench table cala-bench-results/gemm-20261125-093000.jsonl
 
 #include <mpi.h>
+#include <omp.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "cala/error.hpp"
 #include "commands.hpp"
 #include "output.hpp"
+#include "peak.hpp"
 
 namespace {
 
@@ -26,16 +30,21 @@ namespace {
 // happened on one rank only, and the others could be blocked in a collective: abort.
 // --json / --table, and the subcommand's name (the results file's name), read before CLI11
 // parses: the subcommand runs inside the parse.
-void configure_from_argv(int argc, char** argv) {
+// Returns the subcommand's name and its --threads (0: not given).
+std::pair<std::string, int> configure_from_argv(int argc, char** argv) {
     cala::bench::OutputMode mode = cala::bench::OutputMode::Auto;
     std::string command;
+    int threads = 0;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--json") mode = cala::bench::OutputMode::Json;
         else if (a == "--table") mode = cala::bench::OutputMode::Table;
+        else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
+        else if (a.rfind("--threads=", 0) == 0) threads = std::atoi(a.c_str() + 10);
         else if (command.empty() && !a.empty() && a[0] != '-') command = a;
     }
     cala::bench::configure_output(mode, command.empty() ? "cala-bench" : command);
+    return {command, threads};
 }
 
 int run(int argc, char** argv, int rank) {
@@ -45,7 +54,7 @@ int run(int argc, char** argv, int rank) {
     app.fallthrough();  // --json / --table may follow the subcommand
     app.add_flag("--json")->description("JSON lines on stdout even on a terminal");
     app.add_flag("--table")->description("the table and a results file even when stdout is not a terminal");
-    configure_from_argv(argc, argv);
+    const auto [command, threads] = configure_from_argv(argc, argv);
     cala::bench::add_gemm_command(app);
     cala::bench::add_stencil_command(app);
     cala::bench::add_calibrate_command(app);
@@ -57,6 +66,9 @@ int run(int argc, char** argv, int rank) {
     cala::bench::add_table_command(app);
     cala::bench::add_symm_command(app);
     try {
+        // The machine's FMA peak on the run's ranks and threads, for every result line (peak.hpp).
+        if (command != "table" && command != "model" && !command.empty())
+            cala::bench::measure_machine(threads > 0 ? threads : omp_get_max_threads());
         app.parse(argc, argv);
         return cala::bench::finish_output();
     } catch (const CLI::ParseError& e) {

@@ -7,20 +7,27 @@
 //              packed elements of op(A) / packing rate (detail::packed_a_elements: m·k for both
 //              shapes) solved from the two times. The square product barely packs (2048 flops
 //              per packed element), the tall one packs 4 times more per flop.
+//   FMA rates  of one core, register-only loops of 256 and 512 bits (lib/kernels/fma.cpp), every
+//              rank at once, rank 0's: the 512-bit FMA units, hence the kernel set cala's auto
+//              choice (CALA_BLAS_ARCH) picks on this CPU.
 // It prints one JSON object, and on stderr the environment settings that make cala's planner
-// use these numbers (CALA_MODEL_LATENCY_US, _BANDWIDTH_GBS, _GFLOPS, _STREAM_GBS).
+// use these numbers (CALA_MODEL_LATENCY_US, _BANDWIDTH_GBS, _GFLOPS, _STREAM_GBS). Rank 0 writes
+// them and the FMA rates to the machine cache (kernels/arch.hpp: machine_cache_path(), keyed on
+// the CPU), where libcala reads the FMA rates when it loads instead of measuring them again.
 
 #include <mpi.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <iostream>
+#include <string>
 #include <nlohmann/json.hpp>
 #include <vector>
 
 #include "commands.hpp"
 #include "output.hpp"
 #include "gemm/plan.hpp"
+#include "kernels/arch.hpp"
 #include "kernels/blas.hpp"
 
 namespace cala::bench {
@@ -99,11 +106,25 @@ void add_calibrate_command(CLI::App& app) {
         double s_elem = (flops(sq) * t[1] - flops(tall) * t[0]) / det;
         if (!(s_elem > 0) || !(s_flop > 0)) s_elem = 0, s_flop = t[0] / flops(sq);
         const double gflops = 1e-9 / s_flop, stream_gbs = s_elem > 0 ? 1e-9 * sizeof(double) / s_elem : 0.0;
+        // Every rank at once, rank 0's rates: longer rounds than the load-time probe.
+        const kernels::CpuInfo cpu = kernels::read_cpu_info();
+        MPI_Barrier(MPI_COMM_WORLD);
+        const kernels::FmaRates fma = kernels::measure_fma_rates(cpu, 0.05, 3);
+        const kernels::KernelChoice auto_choice = kernels::choose_kernel_set("auto", cpu, [&fma] { return fma; });
         if (rank != 0) return;
+        auto num = [](double v) { return std::to_string(v); };
+        kernels::machine_cache_put({{"fma256_gflops_core", num(fma.gflops_256)}, {"fma512_gflops_core", num(fma.gflops_512)},
+                                    {"blas_arch_auto", auto_choice.name.empty() ? "blis" : auto_choice.name},
+                                    {"latency_us", num(latency_us)}, {"bandwidth_gbs", num(bandwidth_gbs)},
+                                    {"gflops_per_rank", num(gflops)}, {"stream_gbs_per_rank", num(stream_gbs)}});
         nlohmann::ordered_json j = {{"bench", "calibrate"}, {"ranks", size}, {"threads", omp_get_max_threads()},
                                     {"latency_us", latency_us}, {"bandwidth_gbs", bandwidth_gbs},
                                     {"gflops_per_rank", gflops}, {"stream_gbs_per_rank", stream_gbs},
-                                    {"square_gflops", flops(sq) / t[0] * 1e-9}, {"tall_gflops", flops(tall) / t[1] * 1e-9}};
+                                    {"square_gflops", flops(sq) / t[0] * 1e-9}, {"tall_gflops", flops(tall) / t[1] * 1e-9},
+                                    {"fma256_gflops_core", fma.gflops_256}, {"fma512_gflops_core", fma.gflops_512},
+                                    {"fma512_units", kernels::fma_units_512(fma)},
+                                    {"blas_arch_auto", auto_choice.name}, {"blas_arch_auto_reason", auto_choice.reason},
+                                    {"cache", kernels::machine_cache_path()}};
         emit(j);
         std::cerr << "export CALA_MODEL_LATENCY_US=" << latency_us << " CALA_MODEL_BANDWIDTH_GBS=" << bandwidth_gbs
                   << " CALA_MODEL_GFLOPS=" << gflops << " CALA_MODEL_STREAM_GBS=" << stream_gbs << "\n";

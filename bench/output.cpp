@@ -14,6 +14,8 @@
 #include <iostream>
 #include <string>
 
+#include "peak.hpp"
+
 namespace cala::bench {
 
 namespace {
@@ -124,9 +126,10 @@ void configure_output(OutputMode mode, const std::string& command) {
     s.progress_on = reaches_terminal(STDERR_FILENO);
 }
 
-void emit(const nlohmann::ordered_json& line) {
+void emit(const nlohmann::ordered_json& result) {
     State& s = state();
     if (!is_rank0()) return;
+    const nlohmann::ordered_json line = with_machine_fields(result);  // blas_arch, peak_gflops, peak_fraction
     if (!s.table) {
         clear_progress();
         std::cout << line.dump() << std::endl;

@@ -25,7 +25,8 @@ enum class OutputMode { Auto, Json, Table };
 /// Set once, before the command runs (--json / --table); `command` names the results file.
 void configure_output(OutputMode mode, const std::string& command);
 
-/// One result: a JSON line on stdout, or a row of the table and a line of the results file.
+/// One result: a JSON line on stdout, or a row of the table and a line of the results file; with
+/// the kernel set and the machine's FMA peak (peak.hpp) once measure_machine has run.
 void emit(const nlohmann::ordered_json& line);
 
 /// A result that fails a check of the benchmark itself (an efficiency above 1): the message goes

@@ -1,0 +1,103 @@
+// The machine's FMA peak under all-core load and the kernel set, in every result line (peak.hpp).
+
+#include "peak.hpp"
+
+#include <mpi.h>
+#include <omp.h>
+#include <time.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "cala/runtime.hpp"
+#include "kernels/arch.hpp"
+
+namespace cala::bench {
+
+namespace {
+
+struct Machine {
+    bool measured = false;
+    std::string arch, reason, method;
+    double peak = 0;
+};
+
+Machine& machine() {
+    static Machine m;
+    return m;
+}
+
+// A barrier that sleeps while it waits (ranks may share cores; MPICH's barrier spins).
+void sleeping_barrier(MPI_Comm comm) {
+    MPI_Request r;
+    MPI_Ibarrier(comm, &r);
+    for (int done = 0;;) {
+        MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+        if (done) return;
+        const timespec ts{0, 20000};
+        nanosleep(&ts, nullptr);
+    }
+}
+
+// Sum over ranks and threads of the loop's GFLOP/s, every thread of every rank at once.
+double concurrent_rate(int bits, int threads, double seconds) {
+    std::vector<double> rate(static_cast<std::size_t>(threads), 0.0);
+    kernels::fma_loop_gflops(bits, 0.01);  // wakes the vector units (and the 512-bit clock level)
+    sleeping_barrier(MPI_COMM_WORLD);
+#pragma omp parallel num_threads(threads)
+    rate[static_cast<std::size_t>(omp_get_thread_num())] = kernels::fma_loop_gflops(bits, seconds);
+    double sum = 0;
+    for (double r : rate) sum += r;
+    MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    return sum;
+}
+
+}  // namespace
+
+void measure_machine(int threads, double seconds) {
+    Machine& m = machine();
+    threads = std::max(threads, 1);
+    m.arch = blas_kernel_name();  // a refused CALA_BLAS_ARCH throws here, on every rank
+    const auto& load = kernels::load_choice();
+    m.reason = load.choice.reason;
+    const kernels::CpuInfo cpu = kernels::read_cpu_info();
+    int ranks = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    const std::string where = " FMA loop on " + std::to_string(ranks) + " ranks x " + std::to_string(threads) + " threads at once";
+    if (cpu.has_avx2_fma()) {
+        m.peak = concurrent_rate(256, threads, seconds);
+        m.method = "256-bit" + where;
+    }
+    if (cpu.has_avx2_fma() && cpu.avx512f) {
+        const double wide = concurrent_rate(512, threads, seconds);
+        if (wide > m.peak) m.peak = wide, m.method = "512-bit" + where;
+    }
+    m.measured = true;
+}
+
+double peak_gflops() { return machine().peak; }
+
+nlohmann::ordered_json with_machine_fields(const nlohmann::ordered_json& line) {
+    const Machine& m = machine();
+    if (!m.measured || !line.is_object()) return line;
+    double rate = 0;
+    if (line.contains("efficiency") && line.contains("reference_gflops"))
+        rate = line["efficiency"].get<double>() * line["reference_gflops"].get<double>();  // the median rate
+    else if (line.contains("gflops_median")) rate = line["gflops_median"].get<double>();
+    else if (line.contains("gflops")) rate = line["gflops"].get<double>();
+    const bool fraction = rate > 0 && m.peak > 0;
+    nlohmann::ordered_json out;
+    for (const auto& [k, v] : line.items()) {
+        out[k] = v;
+        if (k == "efficiency" && fraction) out["peak_fraction"] = rate / m.peak;
+    }
+    out["blas_arch"] = m.arch;
+    out["blas_arch_reason"] = m.reason;
+    out["peak_gflops"] = m.peak;
+    out["peak_method"] = m.method;
+    if (fraction && !out.contains("peak_fraction")) out["peak_fraction"] = rate / m.peak;
+    return out;
+}
+
+}  // namespace cala::bench
