@@ -8,7 +8,6 @@
 //   cala-bench table cala-bench-results/gemm-20261125-093000.jsonl
 
 #include <mpi.h>
-#include <omp.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +18,7 @@
 #include <utility>
 
 #include "cala/error.hpp"
+#include "cala/runtime.hpp"
 #include "commands.hpp"
 #include "output.hpp"
 #include "peak.hpp"
@@ -68,7 +68,7 @@ int run(int argc, char** argv, int rank) {
     try {
         // The machine's FMA peak on the run's ranks and threads, for every result line (peak.hpp).
         if (command != "table" && command != "model" && !command.empty())
-            cala::bench::measure_machine(threads > 0 ? threads : omp_get_max_threads());
+            cala::bench::measure_machine(threads > 0 ? threads : cala::local_threads());
         app.parse(argc, argv);
         return cala::bench::finish_output();
     } catch (const CLI::ParseError& e) {
