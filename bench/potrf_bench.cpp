@@ -8,6 +8,7 @@
 // random probe: ‖A·x − L·(Lᴴ·x)‖∞ / (n·‖A‖∞·‖x‖∞·eps), computed with cala::gemm.
 // Reference (concurrent_ref.hpp): the product potrf's trailing update is made of, at this run's local
 // shape: every thread of every rank, at once, C (rows x b) -= A (rows x b)·B (b x b)ᴴ on one thread,
+// A the rank's panel that all its threads read, B a tile of it, C each thread's own column,
 // rows = the local rows of A on the working grid, b = the working block size; the machine's rate
 // is the sum over ranks, the median of 5 repeats before the runs and 5 after each configuration's
 // runs. efficiency = cala's median rate / that; above 1 is an error.
@@ -44,6 +45,7 @@ struct PotrfArgs {
     std::string grid, variant = "auto", compare = "none", type = "d", panel = "shared", uplo = "L", trace;
     int runs = 5, threads = 0, lookahead = 1, panel_threads = 0, delay = 0;
     bool plan = false, count_only = false;
+    std::string threads_from;  // what set the threads (JSON "threads_from")
 };
 
 void progress(const std::string& s) { cala::bench::progress("potrf", s); }
@@ -182,7 +184,7 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
             {"plan_grid", std::to_string(plan.grid.p) + "x" + std::to_string(plan.grid.q) + "x" + std::to_string(plan.grid.c)},
             {"panel", mname}, {"panel_threads", args.panel_threads}, {"lookahead", args.lookahead},
             {"delay", plan.delay},
-            {"ranks", ranks}, {"threads", args.threads}, {"runs", args.count_only ? 1 : args.runs}, {"info", info},
+            {"ranks", ranks}, {"threads", args.threads}, {"threads_from", args.threads_from}, {"runs", args.count_only ? 1 : args.runs}, {"info", info},
             {"words_max", max_over_ranks(words, comm)}, {"words_model_max", max_over_ranks(model.words, comm)},
             {"words_recv_max", max_over_ranks(recv, comm)},
             {"words_recv_model_max", max_over_ranks(model.words_recv, comm)},
@@ -237,6 +239,7 @@ void run(const PotrfArgs& in) {
     if (p * q != size)
         throw CLI::ValidationError("--grid", std::to_string(p) + "x" + std::to_string(q) + " needs " +
                                                  std::to_string(p * q) + " ranks, running on " + std::to_string(size));
+    args.threads_from = threads_from(args.threads > 0);
     if (args.threads <= 0) args.threads = omp_get_max_threads();
     if (!args.trace.empty() && (args.panel == "all" || args.count_only))
         throw CLI::ValidationError("--trace", "traces one timed configuration: not with --panel all or --count-only");

@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/threads.hpp"
+
 namespace cala {
 
 namespace {
@@ -63,6 +65,7 @@ Environment::Environment(int& argc, char**& argv) {
     if (provided_ < MPI_THREAD_FUNNELED && rank == 0)
         std::fprintf(stderr, "cala: MPI provides thread level %d < MPI_THREAD_FUNNELED; run with one thread per rank\n",
                      provided_);
+    detail::fit_threads(MPI_COMM_WORLD);  // threads that fit the node (core/threads.hpp)
 }
 
 Environment::~Environment() {

@@ -72,7 +72,9 @@ def main():
     ap.add_argument("--order", default="R")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--threads", default="1", help="OMP_NUM_THREADS per process")
+    ap.add_argument("--threads", default="1",
+                    help="OMP_NUM_THREADS per process; 'unset': none in the environment (cala's default, the "
+                         "node's cores over its ranks)")
     ap.add_argument("--plain", metavar="BLIS_ARCH_TYPE", help="also run without the shim, with this BLIS_ARCH_TYPE")
     args = ap.parse_args()
     p, q = (int(x) for x in args.grid.split("x"))
@@ -97,11 +99,11 @@ def main():
     if args.plain is not None:
         configs["plain"] = ["-genv", "BLIS_ARCH_TYPE", args.plain]
     best, refs, best_gflops = {}, [], 0.0
+    tj = args.threads if args.threads.isdigit() else f'"{args.threads}"'  # JSON: 1, or "unset"
     for r in range(args.rounds):
         for name, extra in configs.items():
-            env = dict(os.environ, OMP_NUM_THREADS=args.threads)
-            env.pop("LD_PRELOAD", None)
-            cmd = [args.mpiexec, "-n", str(p * q), "-genv", "OMP_NUM_THREADS", args.threads] + extra + prog
+            env, threads = thread_env(args.threads)
+            cmd = [args.mpiexec, "-n", str(p * q)] + threads + extra + prog
             out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                  check=True, cwd=cwd).stdout
             if args.routine == "lu-tester":  # WALL M N NB NRHS NBRHS P Q LU-Time Sol-Time MFLOPS CHECK
@@ -117,7 +119,7 @@ def main():
                     return 1
                 t, gf, check = float(m.group(1)), m.group(2), m.group(3)
             print(f'{{"routine":"{args.routine}","round":{r},"config":"{name}","n":{args.n},"shape":"{shape}","nb":{args.nb},'
-                  f'"grid":"{args.grid}","threads":{args.threads},"best_s":{t},"gflops":{gf},"checksum":{check}}}',
+                  f'"grid":"{args.grid}","threads":{tj},"best_s":{t},"gflops":{gf},"checksum":{check}}}',
                   flush=True)
             best[name] = min(best.get(name, 1e300), t)
             if name == "cala":
@@ -125,7 +127,7 @@ def main():
         if args.reference and args.routine == "gemm":
             refs.append(blas_reference(args, shape, p, q))
             print(f'{{"routine":"reference","round":{r},"shape":"{shape}","nb":{args.nb},"grid":"{args.grid}",'
-                  f'"threads":{args.threads},"reference_gflops":{refs[-1]}}}', flush=True)
+                  f'"threads":{tj},"reference_gflops":{refs[-1]}}}', flush=True)
     ratio = best["scalapack"] / best["cala"]
     print(f"best ScaLAPACK {best['scalapack']:.4f} s, best cala {best['cala']:.4f} s: cala is {ratio:.2f}x "
           f"ScaLAPACK's own ({args.routine})" + (f"; without the shim {best['plain']:.4f} s" if "plain" in best else ""))
@@ -136,15 +138,27 @@ def main():
     return 0
 
 
+def thread_env(threads):
+    """The environment and mpiexec arguments for --threads: OMP_NUM_THREADS set everywhere, or (unset)
+    removed from the environment and not passed, so that every process starts without it."""
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    if threads == "unset":
+        env.pop("OMP_NUM_THREADS", None)
+        return env, []
+    env["OMP_NUM_THREADS"] = threads
+    return env, ["-genv", "OMP_NUM_THREADS", threads]
+
+
 def blas_reference(args, shape, p, q):
     """cala-bench gemm's concurrent reference rate for this product on this grid: GFLOP/s of the whole
     machine (every rank's local product at once, summed), as cala's rate is."""
     m, n, k = shape.split("x")
-    env = dict(os.environ, OMP_NUM_THREADS=args.threads)
-    env.pop("LD_PRELOAD", None)
-    cmd = [args.mpiexec, "-n", str(p * q), "-genv", "OMP_NUM_THREADS", args.threads, args.reference, "--json",
-           "gemm", "--m", m, "--n", n, "--k", k, "--nb", str(args.nb), "--grid", f"{p}x{q}",
-           "--threads", args.threads, "--runs", "1"]
+    env, threads = thread_env(args.threads)
+    cmd = [args.mpiexec, "-n", str(p * q)] + threads + [args.reference, "--json",
+           "gemm", "--m", m, "--n", n, "--k", k, "--nb", str(args.nb), "--grid", f"{p}x{q}", "--runs", "1"]
+    if args.threads != "unset":
+        cmd += ["--threads", args.threads]
     run = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     # Exit 3: cala-bench's one native run beat the reference's median by more than its spread (its
     # check of the reference, bench/concurrent_ref.hpp); the reference itself was still measured
