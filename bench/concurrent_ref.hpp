@@ -5,7 +5,8 @@
 // time as all the others: the memory system, the caches and the clock are shared exactly as they
 // are during the run. The machine's rate is the sum of the ranks' rates; one repeat is
 //
-//   barrier (sleeping, not spinning); t0; local kernel (each rank its own shape); t1;
+//   barrier (sleeping, not spinning); t0; local kernel (each rank its own shape; calls in a row
+//   worth at least 2 GFLOP on the busiest rank, the same count on every rank); t1;
 //   rate_r = flops_r / (t1 - t0);
 //   machine rate = sum over ranks of rate_r
 //
@@ -28,6 +29,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <tuple>
@@ -145,11 +147,21 @@ Reference gemm_reference(index_t m_loc, index_t n_loc, index_t k, Op opb, Thread
                          MPI_Comm comm, int repeats = 5) {
     const double fma = is_complex_v<T> ? 8.0 : 2.0;
     const int per_rank = how == Threading::PerThread ? threads : 1;
-    const double flops = fma * double(m_loc) * double(n_loc) * double(k) * per_rank;
+    double flops = fma * double(m_loc) * double(n_loc) * double(k) * per_rank;
     Reference ref;
     ref.shape = std::to_string(m_loc) + "x" + std::to_string(n_loc) + "x" + std::to_string(k) +
                 (how == Threading::PerThread ? " on each of " + std::to_string(threads) + " threads, A shared"
                                              : " on " + std::to_string(threads) + " threads");
+
+    // A repeat is `calls` calls in a row, at least kRepeatFlops on the busiest rank (the same count
+    // on every rank, so that all ranks compute for the whole repeat): a tile product of a few
+    // milliseconds, timed alone, is at the mercy of one scheduler tick (on a VM, of the host).
+    constexpr double kRepeatFlops = 2e9;
+    double busiest = flops;
+    MPI_Allreduce(MPI_IN_PLACE, &busiest, 1, MPI_DOUBLE, MPI_MAX, comm);
+    const int calls = busiest > 0 ? static_cast<int>(std::clamp(std::ceil(kRepeatFlops / busiest), 1.0, 64.0)) : 1;
+    flops *= calls;
+    if (calls > 1) ref.shape += ", " + std::to_string(calls) + " calls a repeat";
 
     std::vector<double> rank_times;
     if (how == Threading::Blas) {
@@ -158,7 +170,7 @@ Reference gemm_reference(index_t m_loc, index_t n_loc, index_t k, Op opb, Thread
         for (int r = -1; r < repeats; ++r) {
             detail::sleeping_barrier(comm);
             const double t0 = MPI_Wtime();
-            x.run();
+            for (int c = 0; c < calls; ++c) x.run();
             rank_times.push_back(MPI_Wtime() - t0);
         }
     } else {
@@ -180,7 +192,7 @@ Reference gemm_reference(index_t m_loc, index_t n_loc, index_t k, Op opb, Thread
                     t0 = MPI_Wtime();
                 }
 #pragma omp barrier
-                x.run();
+                for (int c = 0; c < calls; ++c) x.run();
 #pragma omp barrier
 #pragma omp master
                 rank_times[static_cast<std::size_t>(r)] = MPI_Wtime() - t0;
