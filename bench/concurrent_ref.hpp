@@ -17,9 +17,12 @@
 //              cala::potrf's update tasks run a step: A (m x k, the step's panel) is one array
 //              that all threads of the rank read, B_t (n x k) is a slice of it (the panel's tile
 //              of the column, opb C), C_t (m x n) is the thread's own; a rank's flops are then
-//              threads x the shape's. Until issue 32 every thread had its own A: on 16 threads
-//              sixteen panels streamed from memory where potrf reads one (from the shared cache),
-//              and potrf ran at 1.59 of that reference.
+//              threads x the shape's. Each call writes the next of the thread's C_t blocks (256 MiB
+//              of them a rank, more than a cache holds), as each task of potrf another column. Until issue 32 every
+//              thread had its own A: on 16 threads
+//              sixteen panels streamed from memory where potrf's tasks read one (from the shared
+//              cache), and potrf ran at 1.59 of that reference. The benches take the fastest of
+//              a few heights of the update (potrf_bench.cpp).
 //
 // Measuring it on one core while the others wait (the reference before issue 18) gives that core
 // the whole memory system and its boost clock, and efficiencies above 1.
@@ -108,20 +111,25 @@ struct SharedPanel {
     }
 };
 
-// One thread's task on a SharedPanel: C_t := A·op(B_t) + C_t, C_t its own (first-touched here).
+// One thread's tasks on a SharedPanel: C_t := A·op(B_t) + C_t, each call on the next of the
+// thread's `blocks` column blocks of C (first-touched here), as potrf's tasks of a step each
+// update another column: a C used again at once would stay in the cache, which potrf's do not.
 template <class T>
 struct PanelTask {
     const SharedPanel<T>& p;
     const T* b;
-    index_t ldb;
+    index_t ldb, blocks;
     cala::detail::Buffer<T> c;
-    PanelTask(const SharedPanel<T>& p_, int t) : p(p_), c(p_.m * p_.n) {
+    mutable index_t next = 0;
+    PanelTask(const SharedPanel<T>& p_, int t, index_t blocks_)
+        : p(p_), blocks(std::max<index_t>(blocks_, 1)), c(p_.m * p_.n * std::max<index_t>(blocks_, 1)) {
         std::tie(b, ldb) = p.b(t);
         for (index_t i = 0; i < c.size(); ++i) c[i] = T(0);
     }
     void run() const {
         if (p.m == 0 || p.n == 0 || p.k == 0) return;
-        kernels::gemm<T>(Op::N, p.opb, p.m, p.n, p.k, T(1), p.a.data(), p.m, b, ldb, T(1), c.data(), p.m);
+        T* cb = c.data() + (next++ % blocks) * p.m * p.n;
+        kernels::gemm<T>(Op::N, p.opb, p.m, p.n, p.k, T(1), p.a.data(), p.m, b, ldb, T(1), cb, p.m);
     }
 };
 
@@ -179,11 +187,15 @@ Reference gemm_reference(index_t m_loc, index_t n_loc, index_t k, Op opb, Thread
         // together (MPI barrier on the master, then an OpenMP barrier).
         rank_times.assign(static_cast<std::size_t>(repeats + 1), 0.0);
         const detail::SharedPanel<T> panel(m_loc, n_loc, k, opb);
+        // Each thread's C blocks: 256 MiB a rank (at most 64 a thread), more than a cache holds.
+        const index_t c_blocks = std::clamp<index_t>(
+            static_cast<index_t>((256.0 * 1048576.0 / threads) / (double(m_loc) * double(n_loc) * sizeof(T) + 1.0)), 1,
+            64);
         double t0 = 0;
 #pragma omp parallel num_threads(threads)
         {
             kernels::ThreadScope one(1);
-            const detail::PanelTask<T> x(panel, omp_get_thread_num());
+            const detail::PanelTask<T> x(panel, omp_get_thread_num(), c_blocks);
             for (int r = 0; r <= repeats; ++r) {
 #pragma omp barrier
 #pragma omp master

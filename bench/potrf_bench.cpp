@@ -9,7 +9,7 @@
 // Reference (concurrent_ref.hpp): the product potrf's trailing update is made of, at this run's local
 // shape: every thread of every rank, at once, C (rows x b) -= A (rows x b)·B (b x b)ᴴ on one thread,
 // A the rank's panel that all its threads read, B a tile of it, C each thread's own column,
-// rows = the local rows of A on the working grid or half of them (the faster), b = the working
+// rows = the local rows of A on the working grid, a half or a quarter of them (the fastest), b = the working
 // block size (times the delay); the machine's rate is the sum over ranks, the median of 5 repeats
 // before the runs and 5 after each configuration's runs. efficiency = cala's median rate / that;
 // above 1 is an error.
@@ -134,10 +134,11 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
     // cala itself runs.
     const index_t rd = std::min(n, rb * std::max<index_t>(plan.delay, 1));
     // The update's height falls from the local rows to one tile over the factorization: the
-    // reference is the faster of the full height and half of it (tiles of rb), as gemm's is the
-    // fastest of the depths cala runs; all ranks pick the same (the rates are sums over ranks).
+    // reference is the fastest of the full height, a half and a quarter of it (tiles of rb), as
+    // gemm's is the fastest of the depths cala runs; all ranks pick the same (sums over ranks).
     std::vector<index_t> heights{rows};
-    if (const index_t half = ceil_div(ceil_div(rows, rb), index_t{2}) * rb; half < rows) heights.push_back(half);
+    for (const index_t parts : {index_t{2}, index_t{4}})
+        if (const index_t h = ceil_div(ceil_div(rows, rb), parts) * rb; h < heights.back()) heights.push_back(h);
     auto measure_reference = [&] {
         std::vector<Reference> r;
         for (const index_t h : heights) {
