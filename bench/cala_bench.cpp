@@ -20,6 +20,7 @@
 #include "cala/error.hpp"
 #include "cala/runtime.hpp"
 #include "commands.hpp"
+#include "core/threads.hpp"
 #include "output.hpp"
 #include "peak.hpp"
 
@@ -102,6 +103,9 @@ int main(int argc, char** argv) {
     if (provided < MPI_THREAD_FUNNELED && rank == 0)
         std::fprintf(stderr, "cala-bench: warning: MPI gives thread level %d, below MPI_THREAD_FUNNELED\n",
                      provided);
+    // Threads that fit the node unless the user chose (OMP_NUM_THREADS, CALA_THREADS; --threads
+    // later): before any command reads omp_get_max_threads() as its default.
+    cala::detail::fit_threads(MPI_COMM_WORLD);
     const int rc = run(argc, argv, rank);
     std::fflush(stdout);
     MPI_Finalize();

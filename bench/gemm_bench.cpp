@@ -54,6 +54,7 @@ struct GemmArgs {
     std::string devices;
     double max_device_mb = 0;
     int runs = 5, threads = 0, lookahead = 1;
+    std::string threads_from;  // what set the threads (JSON "threads_from")
     double alpha = 1.0, beta = 1.0;
 };
 
@@ -255,7 +256,7 @@ void run_gemm(const GemmArgs& args, int p, int q, Shape3D g3) {
         {"model_latency_us", machine.latency_s * 1e6}, {"model_bandwidth_gbs", 1e-9 / machine.seconds_per_byte},
         {"model_gflops", 1e-9 / machine.seconds_per_flop},
         {"nb", nb}, {"lookahead", args.lookahead}, {"panel_width", args.panel_width},
-        {"ranks", ranks}, {"threads", args.threads}, {"runs", args.runs}, {"alpha", args.alpha}, {"beta", args.beta},
+        {"ranks", ranks}, {"threads", args.threads}, {"threads_from", args.threads_from}, {"runs", args.runs}, {"alpha", args.alpha}, {"beta", args.beta},
         {"time_s", tc.best()}, {"time_median_s", tc.median()}, {"times_s", tc.runs},
         {"gflops", rate}, {"gflops_median", flops / tc.median() / 1e9},
         {"words_max", max_over_ranks(tr.words(), comm)}, {"words_model", model.words},
@@ -315,6 +316,7 @@ void run(const GemmArgs& in) {
     if (p * q != size)
         throw CLI::ValidationError("--grid", std::to_string(p) + "x" + std::to_string(q) + " needs " +
                                                  std::to_string(p * q) + " ranks, running on " + std::to_string(size));
+    args.threads_from = threads_from(args.threads > 0);
     if (args.threads <= 0) args.threads = omp_get_max_threads();
     if (args.type == "d") run_gemm<double>(args, p, q, g3);
     else if (args.type == "s") run_gemm<float>(args, p, q, g3);

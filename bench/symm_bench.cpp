@@ -12,7 +12,9 @@
 // words_sum counts each reduction once; words_moved_sum (sent + received) is given for all.
 //
 // Timing (STYLE.md section 7): one warm-up, then `runs` runs of barrier, time, barrier, max over
-// ranks; gflops from the median. Correctness: C against cala::gemm with the full symmetric A on
+// ranks; gflops from the median. Efficiency (concurrent_ref.hpp): gflops over the concurrent rate
+// of the engine's own tile product on every rank at once, one BLAS call on all threads (symm:
+// nb x n x nb; syrk: nb x nb x k), measured before and after the runs; --layout gemm has none. Correctness: C against cala::gemm with the full symmetric A on
 // 2DBC (not timed), max |difference| / (eps·m·max|C|).
 
 #include <mpi.h>
@@ -27,6 +29,7 @@
 #include "cala/cala.hpp"
 #include "commands.hpp"
 #include "common.hpp"
+#include "concurrent_ref.hpp"
 #include "scalapack_symm.hpp"
 
 namespace cala::bench {
@@ -73,6 +76,15 @@ double check_error(const DistMatrix<T>& x, const DistMatrix<T>& y, index_t k) {
     return v[0] == 0 ? 0 : v[0] / (static_cast<double>(eps<T>()) * static_cast<double>(std::max<index_t>(k, 1)) * v[1]);
 }
 
+// The concurrent reference of the symmetric engines' tile product m x n x k (C := A·op(B)), one
+// BLAS call on all threads, every rank at once (concurrent_ref.hpp): 5 repeats, then 5 more.
+template <class T>
+Reference symm_reference(index_t m, index_t n, index_t k, Op opb) {
+    cala::bench::progress("symm", std::string("the concurrent reference: ") + std::to_string(m) + "x" + std::to_string(n) + "x" +
+             std::to_string(k) + " on every rank at once");
+    return gemm_reference<T>(m, n, k, opb, Threading::Blas, omp_get_max_threads(), MPI_COMM_WORLD);
+}
+
 // The symmetric layout --layout names on P ranks (the chooser's message when none fits).
 SymmetricLayout pick_layout(const std::string& which, int P, index_t m, index_t nb) {
     for (const auto& c : choose_symmetric_layout(P, m, nb))
@@ -100,6 +112,9 @@ void run_symm(const SymmArgs& args) {
     copy_local(c0.view(), ref.view());
     gemm(Op::N, Op::N, alpha, a2.view(), b2.view(), beta, ref.view());
 
+    const index_t tile = std::min(nb, m);
+    Reference kref;  // before and after the runs
+    if (args.layout != "gemm") kref = symm_reference<T>(tile, n, tile, Op::N);
     nlohmann::ordered_json line;
     line["bench"] = "symm";
     line["layout"] = args.layout;
@@ -174,6 +189,7 @@ void run_symm(const SymmArgs& args) {
     line["nb"] = nb;
     line["type"] = args.type;
     line["threads"] = omp_get_max_threads();
+    line["threads_from"] = threads_from(false);
     line["runs"] = args.runs;
     line["time_median_s"] = times.median();
     line["time_best_s"] = times.best();
@@ -199,6 +215,13 @@ void run_symm(const SymmArgs& args) {
         line["scalapack_check_error"] = check_error(c2, ref, m);
         line["speedup_vs_scalapack"] = st.median() / times.median();
     }
+    if (args.layout != "gemm") {
+        // The engine's kernel (lib/symm/engine.cpp): per stored tile of A, W(i) += A(i, j)·B(j, :),
+        // nb x n x nb, one BLAS call on all the rank's threads; every rank at once, before and
+        // after the runs. (--layout gemm runs cala::gemm's stationary-A loop: no efficiency.)
+        kref.add(symm_reference<T>(tile, n, tile, Op::N));
+        add_efficiency(line, "symm", flops / times.median() * 1e-9, kref, P * omp_get_max_threads());
+    }
     if (line["model_words_sum"] != line["words_sum"] || line["model_msgs_sum"] != line["msgs_sum"]) {
         line["error"] = "measured traffic differs from the model";
         report_error("symm", line["error"]);
@@ -222,6 +245,8 @@ void run_syrk(const SymmArgs& args) {
     fill_symmetric(c0.view(), seed + 1);
     copy_local(c0.view(), ref.view());
     gemm(Op::N, Op::T, alpha, a2.view(), a2.view(), beta, ref.view());  // the whole C; the lower half is checked
+    const index_t tile = std::min(nb, n);
+    Reference kref = symm_reference<T>(tile, tile, k, Op::T);  // before and after the runs
     nlohmann::ordered_json line;
     line["bench"] = "syrk";
     line["layout"] = args.layout;
@@ -278,6 +303,7 @@ void run_syrk(const SymmArgs& args) {
     line["nb"] = nb;
     line["type"] = args.type;
     line["threads"] = omp_get_max_threads();
+    line["threads_from"] = threads_from(false);
     line["time_median_s"] = times.median();
     line["gflops"] = flops / times.median() * 1e-9;
     line["words_sum"] = s.words_recv;
@@ -293,6 +319,12 @@ void run_syrk(const SymmArgs& args) {
         const Times st = time_runs("syrk", "scalapack", args.runs, MPI_COMM_WORLD, reset, body);
         line["scalapack_gflops"] = flops / st.median() * 1e-9;
         line["speedup_vs_scalapack"] = st.median() / times.median();
+    }
+    {
+        // The engine's kernel (lib/symm/syrk.cpp): per stored tile of C, C(i, j) := alpha·A(i, :)·A(j, :)ᵀ
+        // + beta·C(i, j), nb x nb x k, one BLAS call on all the rank's threads; every rank at once.
+        kref.add(symm_reference<T>(tile, tile, k, Op::T));
+        add_efficiency(line, "syrk", flops / times.median() * 1e-9, kref, P * omp_get_max_threads());
     }
     if (model_recv != s.words_recv || model_msgs != s.msgs) {
         line["error"] = "measured traffic differs from the model";

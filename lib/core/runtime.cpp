@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cala/error.hpp"
+#include "core/threads.hpp"
 #include "kernels/arch.hpp"
 
 namespace cala {
@@ -45,6 +46,7 @@ Environment::Environment(int& argc, char**& argv) {
     if (provided_ < MPI_THREAD_FUNNELED && rank == 0)
         std::fprintf(stderr, "cala: MPI provides thread level %d < MPI_THREAD_FUNNELED; run with one thread per rank\n",
                      provided_);
+    detail::fit_threads(MPI_COMM_WORLD);  // threads that fit the node (core/threads.hpp)
 }
 
 Environment::~Environment() {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/check.hpp"
+#include "core/threads.hpp"
 
 namespace cala {
 
@@ -26,6 +27,7 @@ Grid2D::Grid2D(const Comm& comm, int p, int q, GridOrder order) {
     comm.agree(err, fp, "Grid2D");
     auto s = std::make_shared<State>();
     s->comm = comm.dup();
+    detail::fit_threads(s->comm.get());  // threads that fit the node, unless the user chose (core/threads.hpp)
     s->p = p;
     s->q = q;
     s->order = order;

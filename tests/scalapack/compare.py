@@ -19,6 +19,10 @@ tester's "LU Time" (PDGETRF, which calls PDTRSM and PDGEMM).
   compare.py --mpiexec mpiexec.mpich --shim build/lib/scalapack/libcala_scalapack.so \
              --exe build/tests/scalapack/scalapack_dropin --n 4096 --nb 256 --grid 1x2 --rounds 3
 
+--threads sets OMP_NUM_THREADS for every process; --threads unset runs without it (popped from the
+environment, no -genv: cala's default, the node's cores over its ranks); --cala-threads unset,2 also
+runs cala with those settings in every round (configs cala@unset, cala@2), interleaved with the others.
+
 gemm only: --shape MxNxK multiplies rectangles (C m x n, inner dimension k) instead of n x n x n;
 --reference build/bench/cala-bench also runs, each round, `cala-bench gemm` on the same m, n, k,
 nb, grid and threads and reads its concurrent BLAS reference (every rank's local product
@@ -72,7 +76,12 @@ def main():
     ap.add_argument("--order", default="R")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--threads", default="1", help="OMP_NUM_THREADS per process")
+    ap.add_argument("--threads", default="1",
+                    help="OMP_NUM_THREADS per process; 'unset': none in the environment (cala's default, the "
+                         "node's cores over its ranks)")
+    ap.add_argument("--cala-threads", default="", metavar="T1,T2",
+                    help="also run cala with these thread settings (as --threads: a number or unset), in every round "
+                         "right after the others: config cala@T")
     ap.add_argument("--plain", metavar="BLIS_ARCH_TYPE", help="also run without the shim, with this BLIS_ARCH_TYPE")
     args = ap.parse_args()
     p, q = (int(x) for x in args.grid.split("x"))
@@ -96,12 +105,15 @@ def main():
                            "-genv", "CALA_SCALAPACK_THRESHOLD", "0"]
     if args.plain is not None:
         configs["plain"] = ["-genv", "BLIS_ARCH_TYPE", args.plain]
+    threads_of = {name: args.threads for name in configs}
+    for t in filter(None, args.cala_threads.split(",")):
+        configs[f"cala@{t}"], threads_of[f"cala@{t}"] = configs["cala"], t
     best, refs, best_gflops = {}, [], 0.0
     for r in range(args.rounds):
         for name, extra in configs.items():
-            env = dict(os.environ, OMP_NUM_THREADS=args.threads)
-            env.pop("LD_PRELOAD", None)
-            cmd = [args.mpiexec, "-n", str(p * q), "-genv", "OMP_NUM_THREADS", args.threads] + extra + prog
+            env, threads = thread_env(threads_of[name])
+            tj = threads_of[name] if threads_of[name].isdigit() else f'"{threads_of[name]}"'  # JSON: 1, or "unset"
+            cmd = [args.mpiexec, "-n", str(p * q)] + threads + extra + prog
             out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                  check=True, cwd=cwd).stdout
             if args.routine == "lu-tester":  # WALL M N NB NRHS NBRHS P Q LU-Time Sol-Time MFLOPS CHECK
@@ -117,7 +129,7 @@ def main():
                     return 1
                 t, gf, check = float(m.group(1)), m.group(2), m.group(3)
             print(f'{{"routine":"{args.routine}","round":{r},"config":"{name}","n":{args.n},"shape":"{shape}","nb":{args.nb},'
-                  f'"grid":"{args.grid}","threads":{args.threads},"best_s":{t},"gflops":{gf},"checksum":{check}}}',
+                  f'"grid":"{args.grid}","threads":{tj},"best_s":{t},"gflops":{gf},"checksum":{check}}}',
                   flush=True)
             best[name] = min(best.get(name, 1e300), t)
             if name == "cala":
@@ -125,10 +137,14 @@ def main():
         if args.reference and args.routine == "gemm":
             refs.append(blas_reference(args, shape, p, q))
             print(f'{{"routine":"reference","round":{r},"shape":"{shape}","nb":{args.nb},"grid":"{args.grid}",'
-                  f'"threads":{args.threads},"reference_gflops":{refs[-1]}}}', flush=True)
+                  f'"threads":{args.threads if args.threads.isdigit() else repr(args.threads).replace(chr(39), chr(34))},'
+                  f'"reference_gflops":{refs[-1]}}}', flush=True)
     ratio = best["scalapack"] / best["cala"]
     print(f"best ScaLAPACK {best['scalapack']:.4f} s, best cala {best['cala']:.4f} s: cala is {ratio:.2f}x "
           f"ScaLAPACK's own ({args.routine})" + (f"; without the shim {best['plain']:.4f} s" if "plain" in best else ""))
+    for name in (n for n in best if n.startswith("cala@")):
+        print(f"best {name} {best[name]:.4f} s: {best['cala'] / best[name]:.3f} of cala's rate with "
+              f"--threads {args.threads}")
     if refs:
         ref = sorted(refs)[len(refs) // 2]
         print(f"concurrent BLAS reference {ref:.1f} GF/s (median of {len(refs)}): cala through the ABI at "
@@ -136,15 +152,27 @@ def main():
     return 0
 
 
+def thread_env(threads):
+    """The environment and mpiexec arguments for --threads: OMP_NUM_THREADS set everywhere, or (unset)
+    removed from the environment and not passed, so that every process starts without it."""
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    if threads == "unset":
+        env.pop("OMP_NUM_THREADS", None)
+        return env, []
+    env["OMP_NUM_THREADS"] = threads
+    return env, ["-genv", "OMP_NUM_THREADS", threads]
+
+
 def blas_reference(args, shape, p, q):
     """cala-bench gemm's concurrent reference rate for this product on this grid: GFLOP/s of the whole
     machine (every rank's local product at once, summed), as cala's rate is."""
     m, n, k = shape.split("x")
-    env = dict(os.environ, OMP_NUM_THREADS=args.threads)
-    env.pop("LD_PRELOAD", None)
-    cmd = [args.mpiexec, "-n", str(p * q), "-genv", "OMP_NUM_THREADS", args.threads, args.reference, "--json",
-           "gemm", "--m", m, "--n", n, "--k", k, "--nb", str(args.nb), "--grid", f"{p}x{q}",
-           "--threads", args.threads, "--runs", "1"]
+    env, threads = thread_env(args.threads)
+    cmd = [args.mpiexec, "-n", str(p * q)] + threads + [args.reference, "--json",
+           "gemm", "--m", m, "--n", n, "--k", k, "--nb", str(args.nb), "--grid", f"{p}x{q}", "--runs", "1"]
+    if args.threads != "unset":
+        cmd += ["--threads", args.threads]
     run = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     # Exit 3: cala-bench's one native run beat the reference's median by more than its spread (its
     # check of the reference, bench/concurrent_ref.hpp); the reference itself was still measured
