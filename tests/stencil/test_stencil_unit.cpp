@@ -258,7 +258,9 @@ TEST_CASE_TEMPLATE("sweep kernel: any blocking and thread count gives the plain 
         omp_set_num_threads(nt);
         for (const cala::detail::Blocking blk : {cala::detail::Blocking{}, cala::detail::Blocking{64, 64, 5, 3},
                                                   cala::detail::Blocking{1 << 20, 1 << 20, 1, 1},
-                                                  cala::detail::Blocking{0, 0, 8, 0}, cala::detail::Blocking{64, 512, 0, 0}}) {
+                                                  cala::detail::Blocking{0, 0, 8, 0}, cala::detail::Blocking{64, 512, 0, 0},
+                                                  cala::detail::Blocking{512 * 1024, 8 << 20, 0, 0, 0},  // streamed
+                                                  cala::detail::Blocking{64, 64, 5, 3, 0}}) {
             CAPTURE(nt);
             CAPTURE(blk.bx);
             CHECK(kernel_matches(cala::Stencil<T>::five_point(), L2, b2, blk));
