@@ -8,12 +8,15 @@
 //
 // --n is the extent per rank along every dimension (weak scaling: the global domain is
 // n·px × n·py [× n·pz]). Measured in the same run, all ranks at once:
-//   copy_gbs       per-rank copy bandwidth, the concurrent reference: every rank at once, an
-//                  OpenMP loop b[i] = a[i] on all its threads (ordinary stores, as the sweep's)
-//                  over two arrays of the size of this rank's field (--copy-mib overrides), so
-//                  that a field that fits in cache is compared with a copy that does too;
-//                  bytes = read + written = 2·sizeof(T)·len, time max over ranks, median of 10
-//                  before the sweeps and 10 after (the lines are printed at the end);
+//   copy_gbs       per-rank copy bandwidth, the concurrent reference: every rank at once, on all
+//                  its threads, over two arrays of the size of this rank's field (--copy-mib
+//                  overrides; allocated as the field's), so that a field that fits in cache is
+//                  compared with a copy that does too; bytes = read + written = 2·sizeof(T)·len,
+//                  time max over ranks. Two kinds alternate: a loop b[i] = a[i] with ordinary
+//                  stores (copy_loop_gbs) and memcpy of each thread's share (copy_memcpy_gbs:
+//                  non-temporal stores when large, as the sweep's large boxes); the reference is
+//                  per repeat the faster, median over 5 repeats just before and 5 just after
+//                  the depth's sweeps (copy_gbs_run: over all repeats of the run);
 //   update_rate    local sweep rate: min(--steps, 16) steps of the same stencil on this rank's
 //                  block alone (no halo, no message), owned points per second, best of --runs,
 //                  minimum over ranks;
@@ -23,8 +26,8 @@
 // barrier; max over ranks); time_per_step_s is the best, time_per_step_median_s the median.
 //   roofline_fraction = (2·sizeof(T)·owned points / time_per_step_median_s) / (copy_gbs·1e9):
 //   the sweep's minimum memory traffic per step (read every point once, write it once) at the
-//   median rate (sweep_gbs), over the copy bandwidth (median over median). Above 1 is reported
-//   as an error (output.hpp). local_roofline_fraction: the same from update_rate.
+//   median rate (sweep_gbs), over the depth's copy bandwidth (median over median). Above 1 is reported
+//   as an error (output.hpp). local_roofline_fraction: the same from update_rate and copy_gbs_run.
 // Model: model_time_per_step_s = stencil_time(cost of this rank, {latency, bandwidth,
 // update_rate} measured above) / steps, max over ranks. With --model-ranks P the same local
 // block on P ranks (squarest grid) and --model-latency-us / --model-bandwidth-gbs (default:
