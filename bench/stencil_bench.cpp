@@ -8,12 +8,15 @@
 //
 // --n is the extent per rank along every dimension (weak scaling: the global domain is
 // n·px × n·py [× n·pz]). Measured in the same run, all ranks at once:
-//   copy_gbs       per-rank copy bandwidth, the concurrent reference: every rank at once, an
-//                  OpenMP loop b[i] = a[i] on all its threads (ordinary stores, as the sweep's)
-//                  over two arrays of the size of this rank's field (--copy-mib overrides), so
-//                  that a field that fits in cache is compared with a copy that does too;
-//                  bytes = read + written = 2·sizeof(T)·len, time max over ranks, median of 10
-//                  before the sweeps and 10 after (the lines are printed at the end);
+//   copy_gbs       per-rank copy bandwidth, the concurrent reference: every rank at once, on all
+//                  its threads, over two arrays of the size of this rank's field (--copy-mib
+//                  overrides; allocated as the field's), so that a field that fits in cache is
+//                  compared with a copy that does too; bytes = read + written = 2·sizeof(T)·len,
+//                  time max over ranks. Two kinds alternate: a loop b[i] = a[i] with ordinary
+//                  stores (copy_loop_gbs) and memcpy of each thread's share (copy_memcpy_gbs:
+//                  non-temporal stores when large, as the sweep's large boxes); the reference is
+//                  per repeat the faster, median over 5 repeats just before and 5 just after
+//                  the depth's sweeps (copy_gbs_run: over all repeats of the run);
 //   update_rate    local sweep rate: min(--steps, 16) steps of the same stencil on this rank's
 //                  block alone (no halo, no message), owned points per second, best of --runs,
 //                  minimum over ranks;
@@ -23,8 +26,8 @@
 // barrier; max over ranks); time_per_step_s is the best, time_per_step_median_s the median.
 //   roofline_fraction = (2·sizeof(T)·owned points / time_per_step_median_s) / (copy_gbs·1e9):
 //   the sweep's minimum memory traffic per step (read every point once, write it once) at the
-//   median rate (sweep_gbs), over the copy bandwidth (median over median). Above 1 is reported
-//   as an error (output.hpp). local_roofline_fraction: the same from update_rate.
+//   median rate (sweep_gbs), over the depth's copy bandwidth (median over median). Above 1 is reported
+//   as an error (output.hpp). local_roofline_fraction: the same from update_rate and copy_gbs_run.
 // Model: model_time_per_step_s = stencil_time(cost of this rank, {latency, bandwidth,
 // update_rate} measured above) / steps, max over ranks. With --model-ranks P the same local
 // block on P ranks (squarest grid) and --model-latency-us / --model-bandwidth-gbs (default:
@@ -32,13 +35,17 @@
 
 #include <mpi.h>
 #include <omp.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -102,8 +109,8 @@ double median(std::vector<double> v) {
 
 // ---- references measured in the same run
 
-// A copy loop the compiler may not turn into memcpy (whose non-temporal stores the sweep does
-// not use): ordinary loads and stores, split over the OpenMP threads like the sweep.
+// A copy loop the compiler may not turn into memcpy: ordinary loads and stores, split over the
+// OpenMP threads like the sweep.
 template <class T>
 __attribute__((optimize("no-tree-loop-distribute-patterns"))) void copy_loop(const T* __restrict a,
                                                                                T* __restrict b, std::int64_t len) {
@@ -111,22 +118,80 @@ __attribute__((optimize("no-tree-loop-distribute-patterns"))) void copy_loop(con
     for (std::int64_t i = 0; i < len; ++i) b[i] = a[i];
 }
 
-// Copy bandwidths (GB/s per rank), one per timed repeat.
+// memcpy of each thread's contiguous share (glibc streams large copies past the cache with
+// non-temporal stores, as the sweep does large boxes; small ones it copies through the cache).
 template <class T>
-std::vector<double> copy_gbs(double mib) {
-    const std::int64_t len = static_cast<std::int64_t>(mib * 1024 * 1024 / sizeof(T));
-    std::unique_ptr<T[]> a(new T[len]), b(new T[len]);
+void copy_memcpy(const T* a, T* b, std::int64_t len) {
+#pragma omp parallel
+    {
+        const std::int64_t nt = omp_get_num_threads(), id = omp_get_thread_num();
+        const std::int64_t lo = len * id / nt, hi = len * (id + 1) / nt;
+        std::memcpy(b + lo, a + lo, sizeof(T) * static_cast<std::size_t>(hi - lo));
+    }
+}
+
+// Two arrays allocated as a StencilField's buffers are (2 MiB aligned, transparent huge pages
+// asked for, from 4 MiB on), first touched by the threads that copy them.
+template <class T>
+struct CopyArrays {
+    std::int64_t len = 0;
+    T* a = nullptr;
+    T* b = nullptr;
+    explicit CopyArrays(double mib) : len(static_cast<std::int64_t>(mib * 1024 * 1024 / sizeof(T))) {
+        a = allocate(len);
+        b = allocate(len);
 #pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < len; ++i) {
-        a[i] = T(1);
-        b[i] = T(0);
+        for (std::int64_t i = 0; i < len; ++i) {
+            a[i] = T(1);
+            b[i] = T(0);
+        }
     }
-    std::vector<double> rates;
-    for (int r = 0; r < 11; ++r) {
-        const double dt = timed([&] { copy_loop(a.get(), b.get(), len); });
-        if (r > 0) rates.push_back(2.0 * sizeof(T) * static_cast<double>(len) / dt / 1e9);
+    CopyArrays(const CopyArrays&) = delete;
+    CopyArrays& operator=(const CopyArrays&) = delete;
+    ~CopyArrays() {
+        std::free(a);
+        std::free(b);
     }
-    return rates;
+    static T* allocate(std::int64_t n) {
+        constexpr std::size_t huge = std::size_t{2} << 20;
+        const std::size_t want = sizeof(T) * static_cast<std::size_t>(std::max<std::int64_t>(n, 1));
+        const std::size_t align = want >= 2 * huge ? huge : 64;
+        const std::size_t bytes = (want + align - 1) / align * align;
+        T* p = static_cast<T*>(std::aligned_alloc(align, bytes));
+        if (p == nullptr) throw std::bad_alloc();
+        if (align == huge) madvise(p, bytes, MADV_HUGEPAGE);
+        return p;
+    }
+};
+
+// Copy bandwidth samples (GB/s per rank, 2·sizeof(T) bytes per element: read + written), every
+// rank at once: `reps` repeats of each kind of copy, after one untimed of each.
+struct CopySamples {
+    std::vector<double> loop, memcpy;  ///< ordinary stores; memcpy (non-temporal when large)
+    /// The reference: per repeat the faster of the two kinds, median over the repeats.
+    double reference() const {
+        std::vector<double> m;
+        for (std::size_t i = 0; i < loop.size(); ++i) m.push_back(std::max(loop[i], memcpy[i]));
+        return m.empty() ? 0.0 : median(m);
+    }
+    void add(const CopySamples& o) {
+        loop.insert(loop.end(), o.loop.begin(), o.loop.end());
+        memcpy.insert(memcpy.end(), o.memcpy.begin(), o.memcpy.end());
+    }
+};
+
+template <class T>
+CopySamples copy_gbs(CopyArrays<T>& c, int reps) {
+    CopySamples out;
+    const double bytes = 2.0 * sizeof(T) * static_cast<double>(c.len);
+    for (int r = -1; r < reps; ++r) {
+        const double tl = timed([&] { copy_loop(c.a, c.b, c.len); });
+        const double tm = timed([&] { copy_memcpy(c.a, c.b, c.len); });
+        if (r < 0) continue;
+        out.loop.push_back(bytes / tl / 1e9);
+        out.memcpy.push_back(bytes / tm / 1e9);
+    }
+    return out;
 }
 
 struct PingPong {
@@ -238,7 +303,8 @@ void run_stencil(const StencilArgs& args, const std::array<int, 3>& procs) {
 
     const double copy_mib = args.copy_mib > 0 ? args.copy_mib : static_cast<double>(sizeof(T) * owned) / 1048576.0;
     progress("copy bandwidth over 2 x " + std::to_string(copy_mib) + " MiB per rank, all ranks at once");
-    std::vector<double> copies = copy_gbs<T>(copy_mib);  // and again after the sweeps
+    CopyArrays<T> arrays(copy_mib);
+    CopySamples copies = copy_gbs(arrays, 10);  // and around every depth, and after the sweeps
     progress("ping-pong");
     const PingPong pp = ping_pong();
 
@@ -272,10 +338,12 @@ void run_stencil(const StencilArgs& args, const std::array<int, 3>& procs) {
 
     std::vector<nlohmann::ordered_json> lines;
     std::vector<double> median_step;
+    std::vector<CopySamples> around;  // per depth: 5 repeats just before and 5 just after
     for (int s : args.depths) {
         progress("depth " + std::to_string(s) + ", " + std::to_string(args.runs) + " runs of " +
                  std::to_string(args.steps) + " steps");
         const StencilOptions opts{s, !args.no_overlap};
+        CopySamples near = copy_gbs(arrays, 5);
         stencil(u, st, std::min<std::int64_t>(args.steps, 2 * s), opts);  // warm-up
         std::vector<double> t;
         Traffic tr;
@@ -315,17 +383,24 @@ void run_stencil(const StencilArgs& args, const std::array<int, 3>& procs) {
             {"target_time_per_step_s", stencil_time_per_step(target, st.shape(), s, there, sizeof(T))},
             {"model_best_depth", best_depth},
         };
+        near.add(copy_gbs(arrays, 5));
+        copies.add(near);
+        around.push_back(near);
         lines.push_back(j);
         median_step.push_back(median(t));
     }
     progress("copy bandwidth again");
-    for (double c : copy_gbs<T>(copy_mib)) copies.push_back(c);
-    const double copy = median(copies);
+    copies.add(copy_gbs(arrays, 10));
+    const double copy = copies.reference();
     for (std::size_t i = 0; i < lines.size(); ++i) {
-        const double fraction = sweep_bytes / median_step[i] / (copy * 1e9);
+        const double near = around[i].reference();
+        const double fraction = sweep_bytes / median_step[i] / (near * 1e9);
         lines[i]["roofline_fraction"] = fraction;
         lines[i]["sweep_gbs"] = sweep_bytes / median_step[i] / 1e9;
-        lines[i]["copy_gbs"] = copy;
+        lines[i]["copy_gbs"] = near;
+        lines[i]["copy_loop_gbs"] = median(around[i].loop);
+        lines[i]["copy_memcpy_gbs"] = median(around[i].memcpy);
+        lines[i]["copy_gbs_run"] = copy;
         lines[i]["copy_mib"] = copy_mib;
         if (fraction > 1.0) {
             const std::string msg = "roofline_fraction " + std::to_string(fraction) +

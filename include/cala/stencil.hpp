@@ -6,7 +6,7 @@
 // blocked); the model (stencil_cost, stencil_time_per_step, choose_stencil_depth) counts the same.
 //
 // Each rank owns a block of the domain and keeps a halo of width h around it. Every s steps it
-// receives a halo of width s·r (r: stencil radius) from up to 8 (2D) or 26 (3D) neighbours, then
+// receives a halo of width s·r (r: stencil radius) from its 4 (2D) or 6 (3D) face neighbours, then
 // recomputes the halo points redundantly so that s steps run without talking:
 //
 //   s = 2, r = 1, 5-point, rank owning the o block:     step 1 computes o and the ring marked 1
@@ -17,9 +17,11 @@
 //     . 1 1 1 1 1 1 .
 //     . . . . . . . .
 //
-// Faces are exchanged every time; edges (2 offsets non-zero) and corners (3 non-zero) are exchanged
-// for box stencils, and for star stencils when the cycle is long enough to reach them (a star
-// stencil needs a region of k non-zero offsets only after k steps).
+// The halo moves dimension by dimension: first the x faces, then the y faces grown along x by the
+// x halo just received (and in 3D the z faces grown along x and y), so that edges and corners
+// arrive through the face neighbours and no message of their own exists: at most 2·dim messages
+// per exchange, 2·dim/s per step. (A star stencil reads no corner in a one-step cycle; its faces
+// then travel ungrown and at once.)
 
 #include <array>
 #include <cstddef>
@@ -252,9 +254,10 @@ struct StencilCost {
 };
 
 /// Cost on the rank of coordinates `coords` of `steps` steps at depth s. Per cycle of c <= s
-/// steps (width w = c·r): one message of prod_d (o_d != 0 ? w : n_loc_d) words to and from each
-/// needed neighbour o (all 3^dim - 1 for a box, those with at most c non-zero offsets for a
-/// star; not past a Dirichlet boundary, not oneself); then step t = 1..c updates the owned
+/// steps (width w = c·r): one message to and from each face neighbour (d, ±) (not past a
+/// Dirichlet boundary, not oneself) of w · prod_{e<d} (n_loc_e + a_e) · prod_{e>d} n_loc_e words,
+/// where a_e is w times the sides of e with a neighbour (oneself included) when the cycle reads
+/// corners (a box stencil, or a star with c >= 2), else 0; then step t = 1..c updates the owned
 /// block grown by (c - t)·r on every side that is not a Dirichlet boundary of the domain.
 /// Throws cala::Error if the domain is invalid, depth < 1, steps < 0, or depth·r exceeds a local
 /// extent.

@@ -1,7 +1,9 @@
-// Deep-halo exchange: regions, packing, non-blocking messages (counted by Comm::isend/irecv).
+// Deep-halo exchange, dimension by dimension: face regions, packing, phases of non-blocking
+// messages (counted by Comm::isend/irecv).
 
 #include "stencil/exchange.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace cala::detail {
@@ -21,24 +23,32 @@ void copy_box(const Layout& L, T* buf, const Box& b, T* flat) {
         }
 }
 
-}  // namespace
+std::array<int, 3> offset_of(int d, int side) {
+    std::array<int, 3> o{0, 0, 0};
+    o[d] = side;
+    return o;
+}
 
-Box recv_box(const std::array<index_t, 3>& n, const std::array<int, 3>& o, index_t w) {
+// Face box along d ([lo_d, hi_d)), grown along e < d, owned extent along e > d.
+Box face_box(const std::array<index_t, 3>& n, int d, index_t lo_d, index_t hi_d, const FaceGrowth& grow) {
     Box b;
-    for (int d = 0; d < 3; ++d) {
-        b.lo[d] = o[d] < 0 ? -w : o[d] > 0 ? n[d] : 0;
-        b.hi[d] = o[d] < 0 ? 0 : o[d] > 0 ? n[d] + w : n[d];
+    for (int e = 0; e < 3; ++e) {
+        b.lo[e] = e < d ? -grow[e][0] : 0;
+        b.hi[e] = e < d ? n[e] + grow[e][1] : n[e];
     }
+    b.lo[d] = lo_d;
+    b.hi[d] = hi_d;
     return b;
 }
 
-Box send_box(const std::array<index_t, 3>& n, const std::array<int, 3>& o, index_t w) {
-    Box b;
-    for (int d = 0; d < 3; ++d) {
-        b.lo[d] = o[d] > 0 ? n[d] - w : 0;
-        b.hi[d] = o[d] < 0 ? w : n[d];
-    }
-    return b;
+}  // namespace
+
+Box face_recv_box(const std::array<index_t, 3>& n, int d, int side, index_t w, const FaceGrowth& grow) {
+    return side < 0 ? face_box(n, d, -w, 0, grow) : face_box(n, d, n[d], n[d] + w, grow);
+}
+
+Box face_send_box(const std::array<index_t, 3>& n, int d, int side, index_t w, const FaceGrowth& grow) {
+    return side < 0 ? face_box(n, d, 0, w, grow) : face_box(n, d, n[d] - w, n[d], grow);
 }
 
 template <class T>
@@ -46,13 +56,17 @@ HaloExchange<T>::HaloExchange(const StencilGrid& g, const Layout& L, const Stenc
     : grid_(g), L_(L), shape_(shape) {
     for (int d = 0; d < 3; ++d) n_loc_[d] = g.n_loc(d);
     const index_t wmax = static_cast<index_t>(max_cycle) * shape.radius;
+    FaceGrowth widest{};
+    for (auto& e : widest) e = {wmax, wmax};
     index_t slots = 0;
-    for_each_direction(g.domain().dim, [&](const std::array<int, 3>& o) {
-        const int nbr = g.neighbor(o);
-        if (nbr < 0 || !direction_needed(shape, o, max_cycle)) return;
-        dirs_.push_back({o, nbr, slots});
-        if (nbr != g.comm().rank()) slots += recv_box(n_loc_, o, wmax).volume();
-    });
+    if (shape.radius > 0)
+        for (int d = 0; d < g.domain().dim; ++d)
+            for (int side : {-1, 1}) {
+                const int nbr = g.neighbor(offset_of(d, side));
+                if (nbr < 0) continue;
+                faces_.push_back({d, side, nbr, slots});
+                if (nbr != g.comm().rank()) slots += face_recv_box(n_loc_, d, side, wmax, widest).volume();
+            }
     send_ = Buffer<T>(slots);
     recv_ = Buffer<T>(slots);
 }
@@ -60,52 +74,85 @@ HaloExchange<T>::HaloExchange(const StencilGrid& g, const Layout& L, const Stenc
 template <class T>
 void HaloExchange<T>::start(T* buf, int cycle) {
     const Comm& comm = grid_.comm();
+    const int dim = grid_.domain().dim;
+    buf_ = buf;
     width_ = static_cast<index_t>(cycle) * shape_.radius;
-    posted_.clear();
-    for (std::size_t i = 0; i < dirs_.size(); ++i) {
-        const Dir& d = dirs_[i];
-        if (d.nbr == comm.rank() || !direction_needed(shape_, d.o, cycle)) continue;
-        const std::array<int, 3> back{-d.o[0], -d.o[1], -d.o[2]};
-        recv_req_.push_back(comm.irecv(recv_.data() + d.slot, recv_box(n_loc_, d.o, width_).volume(), d.nbr,
-                                       direction_code(back)));
-        posted_.push_back(i);
+    chained_ = !shape_.star || cycle >= 2;
+    grow_ = {};
+    if (chained_)
+        for (const Face& f : faces_) grow_[f.d][f.side < 0 ? 0 : 1] = width_;
+    for (const Face& f : faces_) {
+        if (f.nbr == comm.rank()) continue;
+        const Box b = face_recv_box(n_loc_, f.d, f.side, width_, grow_);
+        recv_req_[f.d].push_back(
+            comm.irecv(recv_.data() + f.slot, b.volume(), f.nbr, direction_code(offset_of(f.d, -f.side))));
     }
-    for (const Dir& d : dirs_) {
-        if (!direction_needed(shape_, d.o, cycle)) continue;
-        const Box s = send_box(n_loc_, d.o, width_);
-        if (d.nbr == comm.rank()) {
-            // Periodic over one rank: my halo on side o is my own strip on the opposite side.
-            const Box from = send_box(n_loc_, {-d.o[0], -d.o[1], -d.o[2]}, width_);
-            const Box to = recv_box(n_loc_, d.o, width_);
+    sent_ = unpacked_ = 0;
+    send_phase(0);
+    if (!chained_)
+        while (sent_ < dim) send_phase(sent_);
+    advance(false);  // past phases with nothing to receive (Dirichlet sides, copies to oneself)
+}
+
+template <class T>
+void HaloExchange<T>::send_phase(int d) {
+    const Comm& comm = grid_.comm();
+    for (const Face& f : faces_) {
+        if (f.d != d) continue;
+        if (f.nbr == comm.rank()) {
+            // Periodic over one rank: my halo on this side is my own strip on the other side.
+            const Box from = face_send_box(n_loc_, d, -f.side, width_, grow_);
+            const Box to = face_recv_box(n_loc_, d, f.side, width_, grow_);
+            const std::size_t row = sizeof(T) * static_cast<std::size_t>(to.extent(0));
             for (index_t k = 0; k < to.extent(2); ++k)
                 for (index_t j = 0; j < to.extent(1); ++j)
-                    std::memcpy(buf + L_.index(to.lo[0], to.lo[1] + j, to.lo[2] + k),
-                                buf + L_.index(from.lo[0], from.lo[1] + j, from.lo[2] + k),
-                                sizeof(T) * static_cast<std::size_t>(to.extent(0)));
+                    std::memcpy(buf_ + L_.index(to.lo[0], to.lo[1] + j, to.lo[2] + k),
+                                buf_ + L_.index(from.lo[0], from.lo[1] + j, from.lo[2] + k), row);
             continue;
         }
-        copy_box<T, true>(L_, buf, s, send_.data() + d.slot);
-        send_req_.push_back(comm.isend(send_.data() + d.slot, s.volume(), d.nbr, direction_code(d.o)));
+        const Box s = face_send_box(n_loc_, d, f.side, width_, grow_);
+        copy_box<T, true>(L_, buf_, s, send_.data() + f.slot);
+        send_req_.push_back(comm.isend(send_.data() + f.slot, s.volume(), f.nbr, direction_code(offset_of(d, f.side))));
+    }
+    ++sent_;
+}
+
+template <class T>
+void HaloExchange<T>::unpack_phase(int d) {
+    for (const Face& f : faces_)
+        if (f.d == d && f.nbr != grid_.comm().rank())
+            copy_box<T, false>(L_, buf_, face_recv_box(n_loc_, d, f.side, width_, grow_), recv_.data() + f.slot);
+    recv_req_[d].clear();
+    ++unpacked_;
+}
+
+template <class T>
+void HaloExchange<T>::advance(bool block) {
+    const int dim = grid_.domain().dim;
+    while (unpacked_ < dim) {
+        std::vector<Request>& rq = recv_req_[unpacked_];
+        if (block) {
+            wait_all(rq);
+        } else {
+            test_all(rq);
+            if (!std::all_of(rq.begin(), rq.end(), [](const Request& r) { return r.done(); })) return;
+        }
+        unpack_phase(unpacked_);
+        if (sent_ < dim && sent_ <= unpacked_) send_phase(sent_);
     }
 }
 
 template <class T>
 void HaloExchange<T>::progress() {
-    test_all(recv_req_);
     test_all(send_req_);
+    advance(false);
 }
 
 template <class T>
-void HaloExchange<T>::finish(T* buf) {
-    wait_all(recv_req_);
-    for (std::size_t i : posted_) {
-        const Dir& d = dirs_[i];
-        copy_box<T, false>(L_, buf, recv_box(n_loc_, d.o, width_), recv_.data() + d.slot);
-    }
+void HaloExchange<T>::finish() {
+    advance(true);
     wait_all(send_req_);
-    recv_req_.clear();
     send_req_.clear();
-    posted_.clear();
 }
 
 template class HaloExchange<float>;

@@ -66,23 +66,7 @@ inline std::uint64_t fingerprint(const StencilDomain& d) {
     return f.value();
 }
 
-/// Offsets of the 3^dim - 1 neighbours, in a fixed order; code(o) is the message tag for o.
+/// Message tag of the direction o (each component in {-1, 0, 1}) from sender to receiver.
 inline int direction_code(const std::array<int, 3>& o) noexcept { return (o[0] + 1) + 3 * (o[1] + 1) + 9 * (o[2] + 1); }
-inline int nonzeros(const std::array<int, 3>& o) noexcept { return (o[0] != 0) + (o[1] != 0) + (o[2] != 0); }
-
-template <class F>
-void for_each_direction(int dim, F&& f) {
-    for (int oz = (dim == 3 ? -1 : 0); oz <= (dim == 3 ? 1 : 0); ++oz)
-        for (int oy = -1; oy <= 1; ++oy)
-            for (int ox = -1; ox <= 1; ++ox)
-                if (ox != 0 || oy != 0 || oz != 0) f(std::array<int, 3>{ox, oy, oz});
-}
-
-/// Whether a cycle of `cycle` steps needs the halo region in direction o: a star stencil
-/// reaches a region with k non-zero offsets only after k steps; a box reaches all at once; a
-/// stencil of radius 0 reads no halo.
-inline bool direction_needed(const StencilShape& s, const std::array<int, 3>& o, int cycle) noexcept {
-    return s.radius > 0 && (!s.star || nonzeros(o) <= cycle);
-}
 
 }  // namespace cala::detail

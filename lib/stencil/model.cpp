@@ -1,14 +1,18 @@
 // Analytic cost of cala::stencil: messages, words and updates per rank, predicted time, choice
-// of the depth s. Written from the algorithm (stencil.cpp's header comment); it shares only the
-// enumeration of neighbour directions with the code it models.
+// of the depth s. Written from the algorithm (stencil.cpp's and exchange.hpp's header comments);
+// it shares no code with what it models.
 //
-// Per cycle of c steps (width w = c·r) on a rank owning n_x × n_y (× n_z):
-//   messages sent = received = #{needed neighbours o, not past a Dirichlet side, not oneself}
-//   words sent = received    = sum over those o of prod_d (o_d != 0 ? w : n_d)
+// Per cycle of c steps (width w = c·r) on a rank owning n_x × n_y (× n_z), the halo moving
+// dimension by dimension (faces only; edges and corners ride in the later faces):
+//   messages sent = received = #{faces (d, ±) with a neighbour, not past a Dirichlet side,
+//                               not oneself}                      (at most 2·dim, any stencil)
+//   words sent = received    = sum over those faces of w · prod_{e<d} (n_e + a_e) · prod_{e>d} n_e,
+//     a_e = w·(sides of e with a neighbour, oneself included) when the cycle reads corners (a box,
+//     or a star with c >= 2), else 0;
 //   updates                  = sum_{t=1..c} prod_d (n_d + g_d·(c - t)·r),
 // where g_d (0, 1 or 2) counts the sides of d that are not a Dirichlet boundary of the domain.
-//   2D 5-point, interior rank, s = c: 4 faces (c = 1) or 4 faces + 4 corners (c >= 2):
-//   per step 8/s messages sent, (2(n_x + n_y)·s·r + 4·(s·r)^2)/s words sent, and
+//   2D 5-point, interior rank, s = c >= 2: per step 4/s messages sent,
+//   (2·n_x + 2·(n_y + 2·s·r))·s·r / s words sent, and
 //   sum_t (n_x + 2(s-t)r)(n_y + 2(s-t)r)/s updates.
 
 #include <algorithm>
@@ -44,15 +48,26 @@ StencilCost cycle_cost(const StencilDomain& dom, const std::array<int, 3>& c, co
     const index_t w = static_cast<index_t>(cycle) * sh.radius;
     std::array<index_t, 3> n{};
     for (int d = 0; d < 3; ++d) n[d] = dom.extent(d, c[d]);
-    detail::for_each_direction(dom.dim, [&](const std::array<int, 3>& o) {
-        if (!detail::direction_needed(sh, o, cycle)) return;
-        const int nbr = dom.neighbor(c, o);
-        if (nbr < 0 || nbr == me) return;
-        index_t vol = 1;
-        for (int d = 0; d < dom.dim; ++d) vol *= o[d] != 0 ? w : n[d];
-        k.msgs_sent += 1;
-        k.words_sent += vol;
-    });
+    const bool corners = sh.radius > 0 && (!sh.star || cycle >= 2);
+    std::array<index_t, 3> halo_grow{0, 0, 0};  // a_e: the halo along e carried by later faces
+    for (int d = 0; d < dom.dim; ++d)
+        for (int side : {-1, 1}) {
+            std::array<int, 3> o{0, 0, 0};
+            o[d] = side;
+            if (corners && dom.neighbor(c, o) >= 0) halo_grow[d] += w;
+        }
+    for (int d = 0; d < dom.dim && sh.radius > 0; ++d)
+        for (int side : {-1, 1}) {
+            std::array<int, 3> o{0, 0, 0};
+            o[d] = side;
+            const int nbr = dom.neighbor(c, o);
+            if (nbr < 0 || nbr == me) continue;
+            index_t vol = w;
+            for (int e = 0; e < dom.dim; ++e)
+                if (e != d) vol *= e < d ? n[e] + halo_grow[e] : n[e];
+            k.msgs_sent += 1;
+            k.words_sent += vol;
+        }
     std::array<index_t, 3> grow{0, 0, 0};
     for (int d = 0; d < dom.dim; ++d) {
         const bool dir = dom.boundary[d] == Boundary::Dirichlet;

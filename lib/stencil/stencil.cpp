@@ -3,11 +3,13 @@
 // cala::stencil -> HaloExchange (every cycle of <= depth steps) -> sweep_box (each step)
 //
 // A cycle of c steps (c = depth, or what is left of `steps`):
-//   1. post the exchange of a halo of width w = c·r (exchange.cpp);
+//   1. start the exchange of a halo of width w = c·r, faces only, dimension by dimension
+//      (exchange.hpp: the later phases follow as the earlier ones arrive);
 //   2. step 1 over E(c-1), where E(e) is the owned block grown by e on every side that is not a
 //      Dirichlet boundary of the domain: first its interior (the owned block shrunk by r on
 //      every side that receives a halo, which reads no halo point), in chunks with MPI progress
-//      in between, while the messages are in flight; then wait, unpack, and the rest of E(c-1);
+//      in between (which also moves the exchange to its next phase), while the messages are in
+//      flight; then finish the exchange, and the rest of E(c-1);
 //   3. steps t = 2..c over E(c-t), without communication; the last one is the owned block.
 // Each step reads one buffer and writes the other; points outside E(c-t) are never read again
 // before the next exchange, so stale values there are harmless.
@@ -143,10 +145,10 @@ StencilStats stencil(StencilField<T>& u, const Stencil<T>& st, std::int64_t step
                 detail::sweep_box(L, in, out, part, taps);
                 ex.progress();
             }
-            ex.finish(A::buffer(u, cur));
+            ex.finish();
             for (const Box& b : shell(e1, inner)) detail::sweep_box(L, in, out, b, taps);
         } else {
-            ex.finish(A::buffer(u, cur));
+            ex.finish();
             detail::sweep_box(L, in, out, e1, taps);
         }
         step(e1);

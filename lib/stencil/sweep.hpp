@@ -25,10 +25,16 @@ Taps<T> make_taps(const Stencil<T>& st, const Layout& L);
 /// of by rows along y, plane after plane along z, so that the 2r+1 planes of a tile fit in
 /// plane_bytes (a share of L3: tiling y shortens the memory streams, which costs more than L3
 /// hits do, so it is kept for planes too large for it). 0 picks the size from the budget.
+///
+/// Output rows go to memory with non-temporal stores (no read of the line before it is written:
+/// 2 memory transfers per point instead of 3) when the box's output exceeds stream_bytes (-1:
+/// the last-level cache, which the next step could not have read it from anyway; 0: always)
+/// and the stencil takes one pass per row (at most 9 taps). The bits do not change.
 struct Blocking {
     std::int64_t row_bytes = 512 * 1024;
     std::int64_t plane_bytes = 8 * 1024 * 1024;
     index_t bx = 0, by = 0;
+    std::int64_t stream_bytes = -1;
 };
 
 /// out(p) := sum_k coef_k·in(p + off_k), summed in tap order, for every p in b. The rows of b

@@ -173,36 +173,67 @@ TEST_CASE_TEMPLATE("3D stencils match the sequential reference bit for bit, traf
     sweep_everything<T>(3);
 }
 
-TEST_CASE("messages per step fall by the depth") {
-    const auto grids = rank_grids(world_size(), 2);
+// 8 steps at depth s = 1, 2, 4, 8 on every rank: the counters equal the model, messages fall
+// exactly 8:4:2:1 (faces only, one exchange per s steps), and the result is the reference's.
+template <class T>
+void messages_fall_by_the_depth(int dim) {
+    const auto grids = rank_grids(world_size(), dim);
     const std::array<int, 3> p = grids[grids.size() / 2];
-    const StencilDomain dom = StencilDomain::make_2d(48, 48, p[0], p[1], Boundary::Periodic, Boundary::Periodic);
+    const Boundary P = Boundary::Periodic, D = Boundary::Dirichlet;
+    // Odd extents, periodic x and y (z Dirichlet in 3D); every rank owns >= 8 points along each.
+    const StencilDomain dom = dim == 2 ? StencilDomain::make_2d(51, 49, p[0], p[1], P, P)
+                                       : StencilDomain::make_3d(49, 51, 53, p[0], p[1], p[2], P, P, D);
     const cala::StencilGrid grid(cala::Comm::borrow(MPI_COMM_WORLD), dom);
-    const std::int64_t steps = 12;
-    cala::StencilField<double> u(grid, 8);
-    u.fill([](index_t i, index_t j, index_t) { return static_cast<double>((i + 2 * j) % 5); });
-    auto run = [&](const cala::Stencil<double>& st, int s) {
-        cala::reset_traffic();
-        const cala::StencilStats stats = cala::stencil(u, st, steps, {.depth = s});
-        return std::pair{cala::traffic(), stats};
-    };
-    const auto box = cala::Stencil<double>::nine_point();
-    const auto star = cala::Stencil<double>::five_point();
-    const auto [box1, box1_stats] = run(box, 1);
-    const auto [star2, star2_stats] = run(star, 2);
-    bool ok = box1_stats.exchanges == steps;
-    for (int s : {2, 3, 4, 6}) {
-        const auto [tb, sb] = run(box, s);
-        const auto [ts, ss] = run(star, s);
-        // Box: every exchange moves the same number of messages, one exchange per s steps.
-        ok = ok && tb.msgs() * s == box1.msgs() && sb.exchanges == steps / s;
-        // Star: from s = 2 on, the 4 faces and the 4 corners per exchange.
-        ok = ok && ts.msgs() * s == star2.msgs() * 2 && ss.exchanges == steps / s;
-        // Words per step do not fall: the halo is s times wider.
-        ok = ok && tb.words() >= box1.words();
+    const std::int64_t steps = 8;
+    const std::uint64_t seed = fresh_seed();
+    auto f = [seed](index_t i, index_t j, index_t k) { return cala::test::field_value<T>(seed, i, j, k); };
+    cala::StencilField<T> u(grid, 8);
+    const auto sts = dim == 2 ? std::vector{cala::Stencil<T>::five_point(), cala::Stencil<T>::nine_point()}
+                              : std::vector{cala::Stencil<T>::seven_point(), cala::Stencil<T>::twenty_seven_point()};
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    bool ok = true;
+    for (const auto& st : sts) {
+        const auto ref = cala::test::reference_sweep(dom, st, seed, steps);
+        std::int64_t msgs1 = -1, model1 = -1;
+        for (int s : {1, 2, 4, 8}) {
+            u.fill(f);
+            cala::reset_traffic();
+            const cala::StencilStats stats = cala::stencil(u, st, steps, {.depth = s});
+            const cala::Traffic tr = cala::traffic();
+            const cala::StencilCost m = cala::stencil_cost(dom, grid.coords(), st.shape(), s, steps);
+            if (s == 1) {
+                msgs1 = tr.msgs();
+                model1 = m.msgs;
+            }
+            // Every face neighbour that is another rank: one message each way per exchange.
+            int faces = 0;
+            for (int d = 0; d < dim; ++d)
+                for (int side : {-1, 1}) {
+                    std::array<int, 3> o{0, 0, 0};
+                    o[d] = side;
+                    const int nbr = grid.neighbor(o);
+                    faces += nbr >= 0 && nbr != rank;
+                }
+            const bool here = tr.msgs() == m.msgs && tr.words() == m.words && tr.msgs() * s == msgs1 &&
+                              m.msgs * s == model1 && m.msgs == 2 * faces * (steps / s) &&
+                              stats.exchanges == steps / s && matches(u, ref);
+            if (!here)
+                std::fprintf(stderr, "rank %d: %dD grid %dx%dx%d, %zu points, s = %d: msgs %lld (model %lld, s = 1: %lld)\n",
+                             rank, dim, p[0], p[1], p[2], st.points().size(), s, static_cast<long long>(tr.msgs()),
+                             static_cast<long long>(m.msgs), static_cast<long long>(msgs1));
+            ok = ok && here;
+        }
     }
-
+    CAPTURE(p[0]);
+    CAPTURE(p[1]);
+    CAPTURE(p[2]);
     CHECK(all_ranks(ok));
+}
+
+TEST_CASE("messages per step fall 8:4:2:1 at s = 1, 2, 4, 8, counters == model, 2D and 3D") {
+    messages_fall_by_the_depth<double>(2);
+    messages_fall_by_the_depth<double>(3);
 }
 
 TEST_CASE("gather collects the field, and a second call continues the first") {

@@ -86,16 +86,17 @@ TEST_CASE("model: 2D 5-point and 9-point on an interior periodic rank, counted b
     CHECK(s1.updates == 200);
     CHECK(s1.redundant_updates == 0);
 
-    const StencilCost s2 = cala::stencil_cost(d, {0, 1, 0}, star, 2, 2);  // faces and corners, width 2
-    CHECK(s2.msgs_sent == 8);
-    CHECK(s2.words_sent == 2 * 20 + 2 * 40 + 4 * 4);
+    // Width 2: the x faces, then the y faces grown by the x halo (the corners ride in them).
+    const StencilCost s2 = cala::stencil_cost(d, {0, 1, 0}, star, 2, 2);
+    CHECK(s2.msgs_sent == 4);
+    CHECK(s2.words_sent == 2 * (2 * 10) + 2 * ((20 + 2 + 2) * 2));
     CHECK(s2.updates == 22 * 12 + 200);
     CHECK(s2.redundant_updates == 22 * 12 - 200);
     CHECK(s2.exchanges == 1);
 
     const StencilCost b1 = cala::stencil_cost(d, {1, 2, 0}, box, 1, 3);
-    CHECK(b1.msgs_sent == 3 * 8);
-    CHECK(b1.words_sent == 3 * (60 + 4));
+    CHECK(b1.msgs_sent == 3 * 4);
+    CHECK(b1.words_sent == 3 * (2 * 10 + 2 * (20 + 1 + 1)));  // a box reads corners at once
     CHECK(b1.exchanges == 3);
 
     // 7 steps at depth 3: cycles of 3, 3 and 1.
@@ -112,12 +113,12 @@ TEST_CASE("model: Dirichlet sides send nothing and grow nothing") {
     const StencilDomain d = StencilDomain::make_2d(40, 30, 2, 3, D, D);
     const StencilShape star{2, 1, true};
     const StencilCost corner = cala::stencil_cost(d, {0, 0, 0}, star, 2, 2);
-    CHECK(corner.msgs_sent == 3);  // +x, +y and the (+1, +1) corner
-    CHECK(corner.words_sent == 10 * 2 + 20 * 2 + 4);
+    CHECK(corner.msgs_sent == 2);  // +x, then +y grown by the +x halo only
+    CHECK(corner.words_sent == 10 * 2 + (20 + 2) * 2);
     CHECK(corner.redundant_updates == 21 * 11 - 200);
     const StencilCost edge = cala::stencil_cost(d, {0, 1, 0}, star, 2, 2);
-    CHECK(edge.msgs_sent == 5);
-    CHECK(edge.words_sent == 10 * 2 + 2 * 20 * 2 + 2 * 4);
+    CHECK(edge.msgs_sent == 3);
+    CHECK(edge.words_sent == 10 * 2 + 2 * (20 + 2) * 2);
     CHECK(edge.redundant_updates == 21 * 12 - 200);
     // One rank: Dirichlet, nothing; periodic, the halo comes from itself: no message either.
     const StencilCost alone_d = cala::stencil_cost(StencilDomain::make_2d(8, 8, 1, 1, D, D), {0, 0, 0}, star, 4, 8);
@@ -128,21 +129,61 @@ TEST_CASE("model: Dirichlet sides send nothing and grow nothing") {
     CHECK(alone_p.redundant_updates == 2 * ((14 * 14 - 64) + (12 * 12 - 64) + (10 * 10 - 64)));
 }
 
-TEST_CASE("model: 3D star needs edges after 2 steps and corners after 3; a box always") {
+TEST_CASE("model: 3D faces only; a star grows its later faces from 2 steps on, a box always") {
     const StencilDomain d = StencilDomain::make_3d(30, 30, 30, 3, 3, 3, P, P, P);
     const StencilShape star{3, 1, true}, box{3, 1, false};
     const std::array<int, 3> mid{1, 1, 1};
     CHECK(cala::stencil_cost(d, mid, star, 1, 1).msgs_sent == 6);
     CHECK(cala::stencil_cost(d, mid, star, 1, 1).words_sent == 600);
-    CHECK(cala::stencil_cost(d, mid, star, 2, 2).msgs_sent == 18);
-    CHECK(cala::stencil_cost(d, mid, star, 2, 2).words_sent == 6 * 200 + 12 * 4 * 10);
-    CHECK(cala::stencil_cost(d, mid, star, 3, 3).msgs_sent == 26);
+    // x faces w x 10 x 10; y faces (10 + 2w) x w x 10; z faces (10 + 2w) x (10 + 2w) x w.
+    CHECK(cala::stencil_cost(d, mid, star, 2, 2).msgs_sent == 6);
+    CHECK(cala::stencil_cost(d, mid, star, 2, 2).words_sent == 2 * 200 + 2 * 14 * 20 + 2 * 14 * 14 * 2);
+    CHECK(cala::stencil_cost(d, mid, star, 3, 3).msgs_sent == 6);
+    // = the 6 faces, 12 edges and 8 corners of width 3 that 26 messages would carry
     CHECK(cala::stencil_cost(d, mid, star, 3, 3).words_sent == 6 * 300 + 12 * 9 * 10 + 8 * 27);
-    CHECK(cala::stencil_cost(d, mid, box, 1, 1).msgs_sent == 26);
+    CHECK(cala::stencil_cost(d, mid, box, 1, 1).msgs_sent == 6);
     CHECK(cala::stencil_cost(d, mid, box, 1, 1).words_sent == 600 + 120 + 8);
+    // A 1-rank periodic x (copies to oneself) still grows the y and z faces; a Dirichlet one not.
+    const StencilDomain px = StencilDomain::make_3d(10, 30, 30, 1, 3, 3, P, P, P);
+    const StencilDomain dx = StencilDomain::make_3d(10, 30, 30, 1, 3, 3, D, P, P);
+    CHECK(cala::stencil_cost(px, {0, 1, 1}, box, 1, 1).msgs_sent == 4);
+    CHECK(cala::stencil_cost(px, {0, 1, 1}, box, 1, 1).words_sent == 2 * (12 * 10) + 2 * (12 * 12));
+    CHECK(cala::stencil_cost(dx, {0, 1, 1}, box, 1, 1).msgs_sent == 4);
+    CHECK(cala::stencil_cost(dx, {0, 1, 1}, box, 1, 1).words_sent == 2 * (10 * 10) + 2 * (10 * 12));
     CHECK_THROWS_AS(cala::stencil_cost(d, mid, box, 11, 11), cala::Error);
     CHECK_THROWS_AS(cala::stencil_cost(d, mid, box, 1, -1), cala::Error);
     CHECK_THROWS_AS(cala::stencil_cost(d, {3, 0, 0}, box, 1, 1), cala::Error);
+}
+
+TEST_CASE("model: messages per step 8:4:2:1 at s = 1, 2, 4, 8 for every preset, words grow by the corners only") {
+    const StencilDomain d2 = StencilDomain::make_2d(96, 80, 3, 2, P, D);
+    const StencilDomain d3 = StencilDomain::make_3d(48, 40, 40, 3, 2, 2, P, P, D);
+    for (const auto& [d, shape] : {std::pair{d2, StencilShape{2, 1, true}}, std::pair{d2, StencilShape{2, 1, false}},
+                                   std::pair{d3, StencilShape{3, 1, true}}, std::pair{d3, StencilShape{3, 1, false}}})
+        for (int r = 0; r < d.nranks(); ++r) {
+            const auto c = d.coords_of(r);
+            const StencilCost one = cala::stencil_cost(d, c, shape, 1, 8);
+            int faces = 0;  // face neighbours that are other ranks
+            for (int e = 0; e < d.dim; ++e)
+                for (int side : {-1, 1}) {
+                    std::array<int, 3> o{0, 0, 0};
+                    o[e] = side;
+                    const int nbr = d.neighbor(c, o);
+                    faces += nbr >= 0 && nbr != r;
+                }
+            CHECK(one.msgs == 2 * faces * 8);
+            for (int s : {2, 4, 8}) {
+                const StencilCost cs = cala::stencil_cost(d, c, shape, s, 8);
+                CHECK(cs.msgs * s == one.msgs);
+                CHECK(cs.words >= one.words);
+            }
+        }
+    // Interior 2D 5-point rank: the 8 steps move 8 x 4 faces at s = 1 and 4 faces at s = 8,
+    // (2·n_y + 2·(n_x + 2w))·w words per exchange.
+    const StencilDomain p2 = StencilDomain::make_2d(96, 80, 3, 4, P, P);
+    const StencilCost s8 = cala::stencil_cost(p2, {1, 1, 0}, StencilShape{2, 1, true}, 8, 8);
+    CHECK(s8.msgs_sent == 4);
+    CHECK(s8.words_sent == 2 * 20 * 8 + 2 * (32 + 16) * 8);
 }
 
 TEST_CASE("model: predicted time and the choice of depth") {
@@ -217,7 +258,9 @@ TEST_CASE_TEMPLATE("sweep kernel: any blocking and thread count gives the plain 
         omp_set_num_threads(nt);
         for (const cala::detail::Blocking blk : {cala::detail::Blocking{}, cala::detail::Blocking{64, 64, 5, 3},
                                                   cala::detail::Blocking{1 << 20, 1 << 20, 1, 1},
-                                                  cala::detail::Blocking{0, 0, 8, 0}, cala::detail::Blocking{64, 512, 0, 0}}) {
+                                                  cala::detail::Blocking{0, 0, 8, 0}, cala::detail::Blocking{64, 512, 0, 0},
+                                                  cala::detail::Blocking{512 * 1024, 8 << 20, 0, 0, 0},  // streamed
+                                                  cala::detail::Blocking{64, 64, 5, 3, 0}}) {
             CAPTURE(nt);
             CAPTURE(blk.bx);
             CHECK(kernel_matches(cala::Stencil<T>::five_point(), L2, b2, blk));
