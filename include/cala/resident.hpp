@@ -168,6 +168,7 @@ void gemm(Op op_a, Op op_b, T alpha, const ResidentMatrix<T>& a, const ResidentM
 /// Exact words and messages process (row, col) moves in the resident gemm above (either
 /// transport: NCCL broadcasts count as MPI's): the 2D stationary-C SUMMA model of cala::gemm on
 /// its panel path (one broadcast per k-block along rows and columns) plus the operand moves.
+/// extra_bytes is the device workspace (moved operands and panel slots); no host workspace.
 Cost resident_gemm_cost(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
                         const ResidentGemmOptions& opts, int row, int col, std::size_t elem_size, bool is_complex);
 
