@@ -13,6 +13,7 @@
 #include "cala/model.hpp"
 #include "cala/mw.hpp"
 #include "cala/node.hpp"
+#include "cala/resident.hpp"
 #include "cala/runtime.hpp"
 #include "cala/stencil.hpp"
 #include "cala/symm.hpp"

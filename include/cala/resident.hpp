@@ -1,0 +1,175 @@
+#pragma once
+// Device-resident distributed matrices (issue 30): DistMatrix's block-cyclic layout with the local
+// array in the memory of the rank's device, and SUMMA on them.
+//
+// cala::gemm(ResidentMatrix...) -> resident planner (lib/resident/gemm.cpp: checks, transport,
+//     operand moves) -> resident_summa_c (lib/resident/summa_c.cpp) -> panel transport (NCCL from
+//     device memory | MPI staged through host memory) -> Device::gemm (CudaDevice: cuBLAS;
+//     HostDevice: BLIS)
+//
+// No CUDA type appears here: the device is cala::device::Device (lib/device/device.hpp), made
+// by name ("host", or a CUDA ordinal with libcala_cuda loaded). In CI a HostDevice stands for
+// device memory: counted host memory under a cap, reached only through the device's copies.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cala/grid.hpp"
+#include "cala/layout.hpp"
+#include "cala/matrix.hpp"
+#include "cala/model.hpp"
+
+namespace cala::device {
+class Device;
+}
+
+namespace cala {
+
+/// The device a rank's resident matrices live on. Cheap to copy: copies share the device, which
+/// lives as long as the last copy or matrix on it. Default-constructed: no device (plain host
+/// memory, as a DistMatrix).
+class ResidentDevice {
+public:
+    ResidentDevice() = default;
+    /// "host": a HostDevice (host memory standing for device memory, capped at cap_bytes; 0:
+    /// 1 GiB); "0", "1", ...: that CUDA device (needs libcala_cuda; cap 0: its free memory).
+    /// Local. Throws cala::Error naming spec when it is neither, or CUDA is not loaded.
+    static ResidentDevice open(const std::string& spec, std::int64_t cap_bytes = 0);
+
+    bool on_device() const noexcept { return s_ != nullptr; }  ///< false: plain host memory
+    bool is_cuda() const noexcept;
+    int ordinal() const noexcept;  ///< CUDA ordinal; -1 for a HostDevice or no device
+    /// "host memory", "host#2" (the second HostDevice this process opened), "cuda:0".
+    std::string name() const;
+    std::int64_t budget_bytes() const noexcept;  ///< 0 without a device
+    std::int64_t used_bytes() const noexcept;
+    std::int64_t peak_bytes() const noexcept;
+    /// The device itself (internal layers); nullptr without one.
+    device::Device* get() const noexcept;
+    /// The same device (or both none).
+    friend bool operator==(const ResidentDevice& a, const ResidentDevice& b) noexcept { return a.s_ == b.s_; }
+
+private:
+    struct State;
+    std::shared_ptr<State> s_;
+};
+
+/// A distributed matrix whose local storage lives on a device: ScaLAPACK's local array (local
+/// rows x local columns, column-major, leading dimension ld >= max(1, local rows)) allocated on
+/// the rank's ResidentDevice (or, without one, in host memory). Move-only. data() is a device
+/// address: read and write it through the device (or gather / scatter / redistribute).
+template <class T>
+class ResidentMatrix {
+public:
+    /// Collective over the grid: every rank allocates its local array zeroed on `dev`; a layout
+    /// that does not fit the grid, or an allocation past the device's cap on any rank, is a
+    /// cala::Error on every rank (nothing stays allocated).
+    ResidentMatrix(const Grid2D& grid, const BlockCyclic& layout, const ResidentDevice& dev);
+    ResidentMatrix(const Grid2D& grid, index_t m, index_t n, index_t mb, index_t nb, const ResidentDevice& dev,
+                   int rsrc = 0, int csrc = 0);
+    ~ResidentMatrix();
+    ResidentMatrix(ResidentMatrix&& o) noexcept;
+    ResidentMatrix& operator=(ResidentMatrix&& o) noexcept;
+    ResidentMatrix(const ResidentMatrix&) = delete;
+    ResidentMatrix& operator=(const ResidentMatrix&) = delete;
+
+    const Grid2D& grid() const noexcept { return grid_; }
+    const BlockCyclic& layout() const noexcept { return layout_; }
+    const ResidentDevice& device() const noexcept { return dev_; }
+    bool on_device() const noexcept { return dev_.on_device(); }
+    index_t m() const noexcept { return layout_.m(); }
+    index_t n() const noexcept { return layout_.n(); }
+    index_t m_loc() const noexcept { return layout_.rows.local_size(grid_.row()); }
+    index_t n_loc() const noexcept { return layout_.cols.local_size(grid_.col()); }
+    index_t ld() const noexcept { return ld_; }
+    T* data() const noexcept { return data_; }  ///< device address (nullptr: no local element)
+
+    /// Local: every local element := value (completed on return).
+    void fill(T value);
+    /// Local: the local array to / from host memory (m_loc x n_loc, leading dimension ld_host >=
+    /// max(1, m_loc)); completed on return.
+    void to_host(T* host, index_t ld_host) const;
+    void from_host(const T* host, index_t ld_host);
+    /// A view of the local array when it lives in host memory (no device); cala::Error otherwise.
+    MatrixRef<T> host_view() const;
+
+private:
+    Grid2D grid_;
+    BlockCyclic layout_;
+    ResidentDevice dev_;
+    T* data_ = nullptr;
+    index_t ld_ = 1;
+    std::int64_t bytes_ = 0;
+    void release() noexcept;
+};
+
+/// Collective over the grid: the whole matrix, column-major m x n with ld = max(1, m), on `root`
+/// (host memory); an empty vector elsewhere. Staged through host memory.
+template <class T>
+std::vector<T> gather(const ResidentMatrix<T>& a, int root = 0);
+
+/// Collective over the grid: a := global (m x n column-major, leading dimension ldg, host memory
+/// on root).
+template <class T>
+void scatter(const T* global, index_t ldg, ResidentMatrix<T>& a, int root = 0);
+
+/// Collective: dst := op(src) for any block-cyclic layouts, on the same grid or on two grids over
+/// congruent communicators (a 2 x 2 and a 4 x 1 grid of the same ranks), each side on a device
+/// or in host memory. Staged through host memory; traffic counted as redistribute's (isend /
+/// irecv). Bad shapes or grids over other ranks: cala::Error on every rank.
+template <class T>
+void redistribute(Op op, const ResidentMatrix<T>& src, ResidentMatrix<T>& dst);
+template <class T>
+void redistribute(Op op, const MatrixRef<T>& src, ResidentMatrix<T>& dst);
+template <class T>
+void redistribute(Op op, const ResidentMatrix<T>& src, const MatrixRef<T>& dst);
+
+/// How resident SUMMA moves its panels.
+enum class PanelTransport {
+    Auto,    ///< NCCL where every rank has its own CUDA device and NCCL is loaded, else Staged
+    Staged,  ///< MPI broadcasts of host copies of the device panels
+    Nccl,    ///< ncclBroadcast from device memory (cala::Error on every rank where it cannot serve)
+};
+
+const char* to_string(PanelTransport t) noexcept;
+
+/// What a resident gemm did.
+struct ResidentGemmReport {
+    PanelTransport transport = PanelTransport::Staged;
+    std::string reason;               ///< why that transport ("two ranks share CUDA device 0", ...)
+    std::int64_t device_bytes = 0;    ///< device workspace of the call on this rank (moved operands, slots)
+};
+
+struct ResidentGemmOptions {
+    /// Groups of panels in flight while the current one's local GEMM runs (>= 1).
+    int lookahead = 1;
+    /// Width of one step's panel along k, rounded up to whole blocks; 0: 512.
+    index_t panel_width = 0;
+    PanelTransport transport = PanelTransport::Auto;
+    ResidentGemmReport* report = nullptr;  ///< filled when not null
+};
+
+/// C := alpha·op(A)·op(B) + beta·C, all three resident on one device per rank: stationary-C
+/// SUMMA with the MPI path's lookahead, local products by the device's gemm on its streams.
+///
+/// Collective over the grid of C; every rank passes the same ops, scalars, layouts and options.
+/// Operands whose layouts do not line up with C's are redistributed on the device first (staged,
+/// counted in traffic and in resident_gemm_cost).
+/// @pre A, B, C on the same grid and, on each rank, on the same device; every rank on the same
+///      kind of memory (CUDA, HostDevice, host); op(A) m x k, op(B) k x n, C m x n; the
+///      workspace fits the device (otherwise cala::Error on every rank, C untouched)
+/// @note beta == 0: C is not read. All three in host memory: cala::gemm on their host views.
+template <class T>
+void gemm(Op op_a, Op op_b, T alpha, const ResidentMatrix<T>& a, const ResidentMatrix<T>& b, T beta,
+          ResidentMatrix<T>& c, const ResidentGemmOptions& opts = {});
+
+/// Exact words and messages process (row, col) moves in the resident gemm above (either
+/// transport: NCCL broadcasts count as MPI's): the 2D stationary-C SUMMA model of cala::gemm on
+/// its panel path (one broadcast per k-block along rows and columns) plus the operand moves.
+/// extra_bytes is the device workspace (moved operands and panel slots); no host workspace.
+Cost resident_gemm_cost(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
+                        const ResidentGemmOptions& opts, int row, int col, std::size_t elem_size, bool is_complex);
+
+}  // namespace cala

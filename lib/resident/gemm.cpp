@@ -1,0 +1,196 @@
+// cala::gemm on resident matrices -> checks, transport, operand moves (this file: the planner)
+//   -> resident_summa_c (engine) -> PanelMover (NCCL | MPI staged) -> Device::gemm
+
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+
+#include "cala/gemm.hpp"
+#include "comm/traffic.hpp"
+#include "core/check.hpp"
+#include "matrix/redistribute_impl.hpp"
+#include "model/check.hpp"
+#include "resident/plan.hpp"
+#include "resident/summa_c.hpp"
+#include "resident/transport.hpp"
+
+namespace cala {
+
+const char* to_string(PanelTransport t) noexcept {
+    switch (t) {
+        case PanelTransport::Staged: return "staged";
+        case PanelTransport::Nccl: return "nccl";
+        default: return "auto";
+    }
+}
+
+namespace {
+
+// The kind of memory an operand lives in, the same on every rank of a valid call.
+enum Kind : int { HostMemory = 0, HostDev = 1, Cuda = 2 };
+int kind_of(const ResidentDevice& d) { return !d.on_device() ? HostMemory : d.is_cuda() ? Cuda : HostDev; }
+const char* kind_name(int k) { return k == HostMemory ? "host memory" : k == HostDev ? "a HostDevice" : "a CUDA device"; }
+
+template <class T>
+std::string check_resident_gemm(Op op_a, Op op_b, const ResidentMatrix<T>& a, const ResidentMatrix<T>& b,
+                                const ResidentMatrix<T>& c, const ResidentGemmOptions& o, int kind_lo, int kind_hi) {
+    using detail::cat;
+    std::string e = detail::check_same_grid("gemm", "A", a.grid(), a.layout(), c.grid());
+    if (e.empty()) e = detail::check_same_grid("gemm", "B", b.grid(), b.layout(), c.grid());
+    if (e.empty()) e = detail::check_same_grid("gemm", "C", c.grid(), c.layout(), c.grid());
+    if (!e.empty()) return e;
+    if (e = detail::gemm_shape_error("gemm", op_a, op_b, a.layout(), b.layout(), c.layout()); !e.empty()) return e;
+    if (o.lookahead < 1) return cat("gemm: lookahead is ", o.lookahead, ", must be >= 1");
+    if (o.panel_width < 0) return cat("gemm: panel_width is ", o.panel_width, ", must be >= 0");
+    for (auto [name, x] : {std::pair{"A", &a}, std::pair{"B", &b}})
+        if (!(x->device() == c.device()))
+            return cat("gemm: ", name, " lives on ", x->device().name(), " but C on ", c.device().name(), " (rank ",
+                       c.grid().comm().rank(), "): a resident gemm takes its operands on one device; redistribute ",
+                       name, " onto C's device first");
+    if (kind_lo != kind_hi)
+        return cat("gemm: the operands live on ", kind_name(kind_lo), " on some ranks and on ", kind_name(kind_hi),
+                   " on others");
+    if (o.transport == PanelTransport::Nccl && kind_hi != Cuda)
+        return cat("gemm: transport Nccl needs CUDA devices; the operands live on ", kind_name(kind_hi));
+    if (o.transport == PanelTransport::Nccl && !detail::device_bcast_available())
+        return "gemm: transport Nccl requested but libcala_cuda was built without NCCL (or is not loaded)";
+    return {};
+}
+
+// The device workspace of this rank must fit what the device has free.
+template <class T>
+std::string check_workspace(const detail::GemmPlan& plan, const ResidentMatrix<T>& c) {
+    if (!c.on_device()) return {};
+    const std::int64_t need =
+        detail::resident_workspace(plan, c.layout(), c.grid().row(), c.grid().col()) * std::int64_t(sizeof(T));
+    const std::int64_t free = c.device().budget_bytes() - c.device().used_bytes();
+    if (need <= free) return {};
+    return detail::cat("gemm: the resident product needs ", need, " bytes of workspace on ", c.device().name(),
+                       " (rank ", c.grid().comm().rank(), ") but only ", free, " of its ", c.device().budget_bytes(),
+                       " bytes are free");
+}
+
+template <class T>
+std::uint64_t resident_fingerprint(Op op_a, Op op_b, T alpha, const ResidentMatrix<T>& a, const ResidentMatrix<T>& b,
+                                   T beta, const ResidentMatrix<T>& c, const ResidentGemmOptions& o) {
+    using detail::fingerprint;
+    std::uint64_t h = 1469598103934665603ull;
+    const std::int64_t v[5] = {static_cast<int>(op_a), static_cast<int>(op_b), o.lookahead, o.panel_width,
+                               static_cast<int>(o.transport)};
+    h = fingerprint(h, v, sizeof v);
+    h = fingerprint(fingerprint(fingerprint(h, a.layout()), b.layout()), c.layout());
+    return fingerprint(fingerprint(h, &alpha, sizeof alpha), &beta, sizeof beta);
+}
+
+// NCCL where every rank has a CUDA device of its own (no two ranks of one node on one ordinal):
+// NCCL refuses two ranks on one GPU. The same answer on every rank (one allgather).
+bool choose_nccl(const Grid2D& g, const ResidentDevice& d, const ResidentGemmOptions& o, std::string& reason) {
+    const int size = g.comm().size();
+    if (d.is_cuda() == false) {
+        reason = "operands on a HostDevice: panels staged through host memory over MPI";
+        return false;
+    }
+    if (size == 1) {
+        reason = "one rank: no panel travels";
+        return false;
+    }
+    if (o.transport == PanelTransport::Staged) {
+        reason = "transport Staged requested";
+        return false;
+    }
+    if (!detail::device_bcast_available()) {
+        reason = "libcala_cuda has no NCCL: panels staged through host memory over MPI";
+        return false;
+    }
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    const std::uint64_t mine[2] = {std::hash<std::string>{}(host), static_cast<std::uint64_t>(d.ordinal())};
+    std::vector<std::uint64_t> all(2 * static_cast<std::size_t>(size));
+    CALA_CHECK_MPI(MPI_Allgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, g.comm().get()));
+    detail::count_control();
+    for (int r = 0; r < size; ++r)
+        for (int s = r + 1; s < size; ++s)
+            if (all[2 * r] == all[2 * s] && all[2 * r + 1] == all[2 * s + 1]) {
+                reason = detail::cat("ranks ", r, " and ", s, " share CUDA device ", all[2 * r + 1],
+                                     " (NCCL refuses two ranks on one GPU): panels staged through host memory over MPI");
+                return false;
+            }
+    reason = "every rank has a CUDA device of its own: ncclBroadcast from device memory";
+    return true;
+}
+
+}  // namespace
+
+template <class T>
+void gemm(Op op_a, Op op_b, T alpha, const ResidentMatrix<T>& a, const ResidentMatrix<T>& b, T beta,
+          ResidentMatrix<T>& c, const ResidentGemmOptions& opts) {
+    const Grid2D& grid = c.grid();
+    // Every rank's kind of memory, before the argument agreement (one control allreduce).
+    int kinds[2] = {kind_of(c.device()), -kind_of(c.device())};
+    if (grid.comm().size() > 1) {
+        CALA_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, kinds, 2, MPI_INT, MPI_MAX, grid.comm().get()));
+        detail::count_control();
+    }
+    std::string err = check_resident_gemm(op_a, op_b, a, b, c, opts, -kinds[1], kinds[0]);
+    const index_t m = c.m(), n = c.n(), k = op_a == Op::N ? a.n() : a.m();
+    const bool work = err.empty() && m > 0 && n > 0 && k > 0 && c.on_device();
+    const detail::GemmPlan plan = work ? detail::resident_plan(op_a, op_b, a.layout(), b.layout(), c.layout(), opts)
+                                       : detail::GemmPlan{};
+    if (work) err = check_workspace(plan, c);
+    const std::uint64_t fp = err.empty() ? resident_fingerprint(op_a, op_b, alpha, a, b, beta, c, opts) : 0;
+    grid.comm().agree(err, fp, "gemm");
+
+    if (!c.on_device()) {  // all three in host memory
+        gemm(op_a, op_b, alpha, a.host_view(), b.host_view(), beta, c.host_view(), detail::resident_gemm_options(opts));
+        return;
+    }
+    if (m == 0 || n == 0) return;
+    device::Device& dev = *c.device().get();
+    if (k == 0) {  // C := beta·C on the device
+        if (c.m_loc() > 0 && c.n_loc() > 0)
+            dev.gemm(device::scalar_of<T>(), Op::N, Op::N, c.m_loc(), c.n_loc(), 0, &alpha, c.data(), c.ld(), c.data(),
+                     c.ld(), &beta, c.data(), c.ld());
+        dev.synchronize();
+        return;
+    }
+    std::string reason;
+    const bool nccl = choose_nccl(grid, c.device(), opts, reason);
+    if (!nccl && opts.transport == PanelTransport::Nccl)
+        throw Error("gemm: transport Nccl requested but NCCL cannot serve: " + reason);
+    if (!nccl && c.device().is_cuda() && grid.comm().rank() == 0 && grid.comm().size() > 1 &&
+        std::getenv("CALA_RESIDENT_QUIET") == nullptr) {
+        static bool said = false;  // one line per process
+        if (!said) std::fprintf(stderr, "cala: resident gemm: %s\n", reason.c_str()), said = true;
+    }
+    if (opts.report) {
+        opts.report->transport = nccl ? PanelTransport::Nccl : PanelTransport::Staged;
+        opts.report->reason = reason;
+        opts.report->device_bytes =
+            detail::resident_workspace(plan, c.layout(), grid.row(), grid.col()) * std::int64_t(sizeof(T));
+    }
+    // Operands whose layouts do not line up with C's, redistributed onto the device (staged).
+    auto materialize = [&](const detail::Operand& x, const ResidentMatrix<T>& user,
+                           std::unique_ptr<detail::DeviceArray<T>>& store) {
+        if (!x.moves) return detail::side_of(user);
+        const index_t m_loc = x.layout.rows.local_size(grid.row()), n_loc = x.layout.cols.local_size(grid.col());
+        store = std::make_unique<detail::DeviceArray<T>>(dev, m_loc * n_loc);
+        const detail::Side<T> dst{&grid, x.layout, &dev, store->data(), std::max<index_t>(m_loc, 1)};
+        detail::redistribute_staged(x.redist_op, detail::side_of(user), dst);
+        return dst;
+    };
+    std::unique_ptr<detail::DeviceArray<T>> astore, bstore;
+    const detail::Side<T> a2 = materialize(plan.a, a, astore);
+    const detail::Side<T> b2 = materialize(plan.b, b, bstore);
+    detail::resident_summa_c(plan, alpha, a2, b2, beta, detail::side_of(c), nccl, c.device().ordinal());
+}
+
+#define CALA_INST(T)                                                                                         \
+    template void gemm<T>(Op, Op, T, const ResidentMatrix<T>&, const ResidentMatrix<T>&, T, ResidentMatrix<T>&, \
+                          const ResidentGemmOptions&);
+CALA_FOR_EACH_TYPE(CALA_INST)
+
+}  // namespace cala

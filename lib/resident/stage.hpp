@@ -1,0 +1,70 @@
+#pragma once
+// Internal: a resident or host matrix seen alike (grid, layout, memory), and the staged
+// redistribution between any two of them that redistribute and the resident gemm share.
+
+#include <string>
+
+#include "cala/resident.hpp"
+#include "device/device.hpp"
+
+namespace cala::detail {
+
+/// One side of a redistribution: a local array on `dev` (nullptr: host memory).
+template <class T>
+struct Side {
+    const Grid2D* grid;
+    BlockCyclic layout;
+    device::Device* dev;
+    T* data;
+    index_t ld;
+    index_t m_loc() const noexcept { return layout.rows.local_size(grid->row()); }
+    index_t n_loc() const noexcept { return layout.cols.local_size(grid->col()); }
+};
+
+template <class T>
+Side<T> side_of(const ResidentMatrix<T>& a) {
+    return {&a.grid(), a.layout(), a.device().get(), a.data(), a.ld()};
+}
+template <class T>
+Side<T> side_of(const MatrixRef<T>& a) {
+    return {&a.grid(), a.layout(), nullptr, a.data(), a.ld()};
+}
+
+/// A 2D copy of rows x cols elements of T.
+template <class T>
+device::Copy2D copy2d(T* dst, index_t ld_dst, const T* src, index_t ld_src, index_t rows, index_t cols) {
+    return {dst, ld_dst, src, ld_src, rows, cols, sizeof(T)};
+}
+
+/// Device memory (n elements of T on d), released at scope exit.
+template <class T>
+class DeviceArray {
+public:
+    DeviceArray(device::Device& d, index_t n) : d_(&d), bytes_(n * static_cast<std::int64_t>(sizeof(T))) {
+        if (n > 0) p_ = static_cast<T*>(d.allocate(bytes_));
+    }
+    ~DeviceArray() {
+        if (p_) d_->release(p_, bytes_);
+    }
+    DeviceArray(const DeviceArray&) = delete;
+    DeviceArray& operator=(const DeviceArray&) = delete;
+    T* data() const noexcept { return p_; }
+
+private:
+    device::Device* d_;
+    std::int64_t bytes_;
+    T* p_ = nullptr;
+};
+
+/// Empty when src and dst can be redistributed (op(src) has dst's shape, layouts fit their
+/// grids, the grids' communicators are congruent), else a message naming the argument.
+template <class T>
+std::string check_resident_redistribute(const char* fn, Op op, const Side<T>& src, const Side<T>& dst);
+
+/// dst := op(src) through host memory: a device side is copied to a host buffer first (src) or
+/// after (dst); the move itself is redistribute_placed over dst's communicator. Collective;
+/// arguments already checked on every rank.
+template <class T>
+void redistribute_staged(Op op, const Side<T>& src, const Side<T>& dst);
+
+}  // namespace cala::detail

@@ -1,0 +1,84 @@
+// Resident SUMMA's panel transport: MPI staged through host slots, or NCCL from device memory.
+// Both count traffic by the convention of cala/comm.hpp (an ibcast of w words over s > 1 ranks:
+// the root sends one message of w words, every other rank receives one).
+
+#include "resident/transport.hpp"
+
+#include "comm/traffic.hpp"
+#include "resident/stage.hpp"
+
+namespace cala::detail {
+
+namespace {
+DeviceBcastFactory& bcast_factory() {
+    static DeviceBcastFactory f;
+    return f;
+}
+}  // namespace
+
+void register_device_bcast(DeviceBcastFactory f) { bcast_factory() = std::move(f); }
+bool device_bcast_available() noexcept { return static_cast<bool>(bcast_factory()); }
+
+template <class T>
+PanelMover<T>::PanelMover(device::Device& dev, const Grid2D& grid, bool nccl, int ordinal) : dev_(dev), grid_(grid) {
+    if (!nccl) return;
+    if (!bcast_factory()) throw Error("resident gemm: NCCL transport requested but libcala_cuda has no NCCL");
+    row_ = bcast_factory()(grid.row_comm(), ordinal);
+    col_ = bcast_factory()(grid.col_comm(), ordinal);
+}
+
+template <class T>
+void PanelMover<T>::post(std::vector<Piece<T>> pieces) {
+    Step step;
+    // The roots' pieces are written, and the slots this step overwrites are no longer read.
+    dev_.synchronize();
+    if (row_) {
+        for (const auto& p : pieces) {
+            const Comm& c = comm_of(p);
+            if (c.size() < 2 || p.count == 0) continue;
+            (p.along_row ? row_ : col_)->bcast(p.dev, p.count, device::scalar_of<T>(), p.root);
+            const std::int64_t bytes = p.count * static_cast<std::int64_t>(sizeof(T));
+            if (mine(p)) count_sent(p.count, bytes);
+            else count_recv(p.count, bytes);
+        }
+        step.row_mark = row_->mark();
+        step.col_mark = col_->mark();
+    } else {
+        bool copied = false;
+        for (const auto& p : pieces)
+            if (mine(p) && p.count > 0 && comm_of(p).size() > 1) {
+                dev_.copy_to_host(copy2d(p.host, p.count, static_cast<const T*>(p.dev), p.count, p.count, index_t{1}));
+                copied = true;
+            }
+        if (copied) dev_.synchronize();
+        for (const auto& p : pieces)
+            if (p.count > 0) step.reqs.push_back(comm_of(p).ibcast(p.host, p.count, p.root));
+    }
+    step.pieces = std::move(pieces);
+    steps_.push_back(std::move(step));
+}
+
+template <class T>
+void PanelMover<T>::wait_front() {
+    Step& step = steps_.front();
+    if (row_) {
+        row_->wait(step.row_mark);
+        col_->wait(step.col_mark);
+    } else {
+        wait_all(step.reqs);
+        for (const auto& p : step.pieces)
+            if (!mine(p) && p.count > 0 && comm_of(p).size() > 1)
+                dev_.copy_to_device(copy2d(p.dev, p.count, static_cast<const T*>(p.host), p.count, p.count, index_t{1}));
+    }
+    steps_.pop_front();
+}
+
+template <class T>
+void PanelMover<T>::poll() {
+    for (auto& s : steps_) test_all(s.reqs);
+}
+
+#define CALA_INST(T) template class PanelMover<T>;
+CALA_FOR_EACH_TYPE(CALA_INST)
+
+}  // namespace cala::detail

@@ -1,0 +1,124 @@
+// Resident matrices and SUMMA on CUDA devices (issue 30): one device per rank where there are
+// enough (NCCL), else ranks sharing GPUs (the staged path, NCCL's refusal avoided and said).
+// Results against the same product on HostDevice memory, traffic == resident_gemm_cost on every
+// rank, a cap exceeded on one rank fails on all. Exits 77 (meson: skipped) without a GPU.
+// (run as: mpiexec.mpich -n N test_resident_cuda, N in {1, 2})
+
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+#include <mpi.h>
+
+#include <complex>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "cala/resident.hpp"
+#include "cuda_device.hpp"
+#include "support/helpers.hpp"
+
+using namespace cala;
+
+namespace {
+
+ResidentDevice my_gpu(const Comm& world, std::int64_t cap = 0) {
+    return ResidentDevice::open(std::to_string(world.rank() % cuda::device_count()), cap);
+}
+
+template <class T>
+void product_case(const Grid2D& g, const ResidentDevice& gpu, Op oa, Op ob, PanelTransport transport) {
+    const index_t m = 301, n = 257, k = 263;  // nb = 64 divides none
+    const ResidentDevice host = ResidentDevice::open("host", std::int64_t{256} << 20);
+    const index_t am = oa == Op::N ? m : k, an = oa == Op::N ? k : m, bm = ob == Op::N ? k : n, bn = ob == Op::N ? n : k;
+    DistMatrix<T> ha(g, am, an, 64, 64), hb(g, bm, bn, 64, 64), hc(g, m, n, 64, 64);
+    test::randomize(ha.view());
+    test::randomize(hb.view());
+    test::randomize(hc.view());
+    ResidentMatrix<T> a(g, ha.layout(), gpu), b(g, hb.layout(), gpu), c(g, hc.layout(), gpu);
+    ResidentMatrix<T> a0(g, ha.layout(), host), b0(g, hb.layout(), host), c0(g, hc.layout(), host);
+    for (auto [h, d, d0] : {std::tuple{&ha, &a, &a0}, std::tuple{&hb, &b, &b0}, std::tuple{&hc, &c, &c0}}) {
+        redistribute(Op::N, h->view(), *d);
+        redistribute(Op::N, h->view(), *d0);
+    }
+    const auto ga = gather(ha.view()), gb = gather(hb.view()), gc = gather(hc.view());
+    const T alpha(0.5), beta(-1);
+    gemm(oa, ob, alpha, a0, b0, beta, c0);  // the same algorithm on HostDevice memory
+    ResidentGemmReport report;
+    reset_traffic();
+
+    gemm(oa, ob, alpha, a, b, beta, c, {.transport = transport, .report = &report});
+
+    const Traffic t = traffic();
+    const Cost model = resident_gemm_cost(oa, ob, a.layout(), b.layout(), c.layout(), {.transport = transport}, g.row(),
+                                          g.col(), sizeof(T), is_complex_v<T>);
+    const auto got = gather(c), on_host = gather(c0);
+    double err = 0, vs_host = 0;
+    if (g.comm().rank() == 0) {
+        const auto ref = test::reference_gemm(oa, ob, m, n, k, alpha, ga, am, gb, bm, beta, gc);
+        err = test::gemm_error(got, ref, k);
+        vs_host = test::gemm_error(got, test::GemmReference<T>{on_host, ref.scale}, k);
+    }
+    const bool own_gpus = cuda::device_count() >= g.comm().size();
+    const PanelTransport want = g.comm().size() == 1 || transport == PanelTransport::Staged || !own_gpus
+                                    ? PanelTransport::Staged
+                                    : PanelTransport::Nccl;
+    CAPTURE(report.reason);
+    CHECK(test::all_ranks(err < 2.0 && vs_host < 4.0, g));
+    CHECK(test::all_ranks(t.words() == model.words && t.msgs() == model.msgs, g));
+    CHECK(test::all_ranks(report.transport == want, g));
+    if (g.comm().size() > 1 && !own_gpus) CHECK(report.reason.find("share CUDA device") != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("resident gemm on CUDA devices matches HostDevice memory and the model", T, double,
+                   std::complex<float>) {
+    const Comm world = Comm::borrow(MPI_COMM_WORLD);
+    const ResidentDevice gpu = my_gpu(world);
+    for (int p = 1; p <= world.size(); ++p) {
+        if (world.size() % p) continue;
+        const Grid2D g(world, p, world.size() / p);
+        for (PanelTransport tr : {PanelTransport::Auto, PanelTransport::Staged}) {
+            product_case<T>(g, gpu, Op::N, Op::N, tr);
+            product_case<T>(g, gpu, Op::T, Op::C, tr);
+        }
+    }
+}
+
+TEST_CASE("a CUDA device's cap exceeded on one rank fails on every rank") {
+    const Comm world = Comm::borrow(MPI_COMM_WORLD);
+    const Grid2D g(world, 1, world.size());
+    const bool last = world.rank() == world.size() - 1;
+    const ResidentDevice gpu = my_gpu(world, last ? (std::int64_t{1} << 20) : 0);
+
+    const std::string msg = test::error_message([&] { ResidentMatrix<double> big(g, 4096, 4096, 256, 256, gpu); });
+
+    CHECK(test::all_ranks(msg.find("ResidentMatrix: allocating") != std::string::npos, g));
+    CHECK(gpu.used_bytes() == 0);
+}
+
+int main(int argc, char** argv) {
+    int provided = 0, rank = 0, size = 1;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char* want = std::getenv("CALA_TEST_NPROCS");
+    if (want == nullptr || std::atoi(want) != size) {
+        if (rank == 0)
+            std::fprintf(stderr, "test_resident_cuda: registered for CALA_TEST_NPROCS=%s ranks, world has %d\n",
+                         want ? want : "(unset)", size);
+        MPI_Finalize();
+        return 2;
+    }
+    if (cuda::device_count() == 0) {
+        if (rank == 0) std::fprintf(stderr, "test_resident_cuda: no CUDA device, skipped\n");
+        MPI_Finalize();
+        return 77;
+    }
+    doctest::Context ctx(argc, argv);
+    if (rank != 0) ctx.setOption("out", "/dev/null");
+    int any = ctx.run() != 0;
+    MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return any;
+}
