@@ -2,8 +2,9 @@
 //
 // entry (Fortran ABI) -> m·n below the threshold: ScaLAPACK, nothing else (decline) -> check the
 // arguments as PBLAS does (descriptor) -> agree over the BLACS grid (context) -> route: nothing |
-// C := beta·C locally (alpha = 0) | ScaLAPACK (no cala layout) | cala::redistribute(op, sub(A) -> a workspace T laid out like sub(C)) (matrix/),
-// then C := beta·C + alpha·T on each process's part (the trapezoid only for p?tradd)
+// C := beta·C locally (alpha = 0) | ScaLAPACK (no cala layout) | cala::redistribute(op, sub(A)
+// -> a workspace T laid out like sub(C)) (matrix/), then C := beta·C + alpha·T on each
+// process's part (the trapezoid only for p?tradd)
 //
 //   p?geadd_(TRANS, M, N, ALPHA, A, IA, JA, DESCA, BETA, C, IC, JC, DESCC)
 //   p?tradd_(UPLO, TRANS, M, N, ALPHA, A, IA, JA, DESCA, BETA, C, IC, JC, DESCC)

@@ -3,8 +3,9 @@
 // p?posv_ (Fortran ABI) -> n³ below the threshold: ScaLAPACK, nothing else (decline) ->
 // ScaLAPACK's checks (CHK1MAT on A, p?posv's own; the shim also runs CHK1MAT on B, which p?posv
 // leaves to p?potrs: descriptor) -> agree over the BLACS grid, PCHK2MAT's consistency checks
-// included (context) -> route: nothing | cala::potrf, then (info == 0) cala::potrs on MatrixRefs over the caller's local arrays
-// (cholesky/ -> right-looking tile loop; cholesky/solve/ -> cala::trsm twice)
+// included (context) -> route: nothing | cala::potrf, then (info == 0) cala::potrs on
+// MatrixRefs over the caller's local arrays (cholesky/ -> right-looking tile loop;
+// cholesky/solve/ -> cala::trsm twice)
 
 #include <complex>
 #include <cstddef>

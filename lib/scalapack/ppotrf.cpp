@@ -2,8 +2,8 @@
 //
 // p?potrf_ (Fortran ABI) -> n³ below the threshold: ScaLAPACK, nothing else (decline) ->
 // ScaLAPACK's checks (CHK1MAT and p?potrf's own: descriptor) -> agree over the BLACS grid,
-// PCHK1MAT's consistency checks included (context) -> route: nothing | cala::potrf on a MatrixRef over the caller's local array
-// (cholesky/ -> kernels: LAPACK potrf, BLIS trsm/herk/gemm)
+// PCHK1MAT's consistency checks included (context) -> route: nothing | cala::potrf on a
+// MatrixRef over the caller's local array (cholesky/ -> kernels: LAPACK potrf, BLIS trsm/herk/gemm)
 
 #include <cctype>
 #include <complex>

@@ -2,8 +2,9 @@
 //
 // p?potrs_ (Fortran ABI) -> n·n·nrhs below the threshold: ScaLAPACK, nothing else (decline) ->
 // ScaLAPACK's checks (CHK1MAT on A and B, p?potrs's own: descriptor) -> agree over the BLACS
-// grid, PCHK2MAT's consistency checks included (context) -> route: nothing | cala::potrs on MatrixRefs over the caller's local arrays
-// (cholesky/solve/ -> cala::trsm twice -> kernels: BLIS trsm/gemm)
+// grid, PCHK2MAT's consistency checks included (context) -> route: nothing | cala::potrs on
+// MatrixRefs over the caller's local arrays (cholesky/solve/ -> cala::trsm twice -> kernels:
+// BLIS trsm/gemm)
 
 #include <complex>
 #include <cstddef>

@@ -90,9 +90,9 @@ int report_agreed(int code, const ArgCheck& own, const char* elsewhere, int ctxt
 /// defaults). Local; defined in decline.cpp.
 void compute_starts() noexcept;
 
-/// cala's computation of a call (compute_starts() first); a cala::Error (raised on every process before any data
-/// moved: cala agrees on its arguments first) hands the call to ScaLAPACK instead. MPI errors
-/// propagate.
+/// cala's computation of a call (compute_starts() first); a cala::Error (raised on every
+/// process before any data moved: cala agrees on its arguments first) hands the call to
+/// ScaLAPACK instead. MPI errors propagate.
 template <class Cala, class Scalapack>
 void cala_or_scalapack(const char* rout, const GridPos& g, Cala&& run, Scalapack&& fallback) {
     compute_starts();
