@@ -1,9 +1,10 @@
 // p?geadd_, p?tradd_ and p?tran_ / p?tranu_ / p?tranc_ of ScaLAPACK's PBLAS, computed by cala.
 //
-// entry (Fortran ABI) -> check the arguments as PBLAS does (descriptor) -> agree over the BLACS
-// grid (context) -> route: nothing | C := beta·C locally (alpha = 0) | ScaLAPACK (small or no
-// cala layout) | cala::redistribute(op, sub(A) -> a workspace T laid out like sub(C)) (matrix/),
-// then C := beta·C + alpha·T on each process's part (the trapezoid only for p?tradd)
+// entry (Fortran ABI) -> m·n below the threshold: ScaLAPACK, nothing else (decline) -> check the
+// arguments as PBLAS does (descriptor) -> agree over the BLACS grid (context) -> route: nothing |
+// C := beta·C locally (alpha = 0) | ScaLAPACK (no cala layout) | cala::redistribute(op, sub(A)
+// -> a workspace T laid out like sub(C)) (matrix/), then C := beta·C + alpha·T on each
+// process's part (the trapezoid only for p?tradd)
 //
 //   p?geadd_(TRANS, M, N, ALPHA, A, IA, JA, DESCA, BETA, C, IC, JC, DESCC)
 //   p?tradd_(UPLO, TRANS, M, N, ALPHA, A, IA, JA, DESCA, BETA, C, IC, JC, DESCC)
@@ -21,6 +22,7 @@
 #include "core/workspace.hpp"
 #include "scalapack/blacs.hpp"
 #include "scalapack/context.hpp"
+#include "scalapack/decline.hpp"
 #include "scalapack/descriptor.hpp"
 #include "scalapack/report.hpp"
 #include "scalapack/view.hpp"
@@ -99,6 +101,12 @@ void padd(const Args<T>& x) {
     const char u = K == Kind::Tradd ? upper(x.uplo) : 'A';
     const char t = K == Kind::Geadd || K == Kind::Tradd ? upper(x.trans) : K == Kind::TranC ? 'C' : 'T';
     const int m = *x.m, n = *x.n;
+
+    // 0. Below the threshold: ScaLAPACK's, before anything else (decline.hpp).
+    if (const double size = static_cast<double>(m) * n; declines(size, {m, n})) {
+        if (set.verbose) say_declined(x.desca[CTXT_], cat(rout, "(", u, ",", t, ") m=", m, " n=", n), "m*n", size);
+        return call_scalapack<T, K>(x);
+    }
     const Desc da = read_descriptor(x.desca), dc = read_descriptor(x.descc);
     const int ctxt = da[CTXT_];
     GridPos g;
@@ -127,15 +135,13 @@ void padd(const Args<T>& x) {
     check_array(chk, "C", x.c, m > 0 && n > 0, dc, g, pos.descc - 3);
 
     // 2. Where the call goes.
-    enum class Route { Nothing, Scale, Small, Cala } route = Route::Cala;
+    enum class Route { Nothing, Scale, Cala } route = Route::Cala;
     if (m == 0 || n == 0 || (alpha == T(0) && beta == T(1))) route = Route::Nothing;
     else if (alpha == T(0)) route = Route::Scale;
-    else if (static_cast<double>(m) * n < set.threshold) route = Route::Small;
     std::optional<SubMatrix> sa, sc;
-    if (chk.ok() && route != Route::Nothing && route != Route::Small) sc = sub_matrix(dc, g, *x.ic, *x.jc, m, n);
+    if (chk.ok() && route != Route::Nothing) sc = sub_matrix(dc, g, *x.ic, *x.jc, m, n);
     if (chk.ok() && route == Route::Cala) sa = sub_matrix(da, g, *x.ia, *x.ja, notran ? m : n, notran ? n : m);
-    const bool layouts = !chk.ok() || route == Route::Nothing || route == Route::Small ||
-                         (sc && (route == Route::Scale || sa));
+    const bool layouts = !chk.ok() || route == Route::Nothing || (sc && (route == Route::Scale || sa));
 
     // 3. One allreduce over the grid.
     std::vector<SameArg> same = {{u, 1 * km}, {t, pos.chars * km}, {m, pos.m * km}, {n, pos.n * km},
@@ -160,13 +166,6 @@ void padd(const Args<T>& x) {
     }
     if (route == Route::Nothing) {
         if (speaker) say(cat(call(), "cala: nothing to do"));
-        return;
-    }
-    if (route == Route::Small) {
-        if (speaker)
-            say(cat(call(), "ScaLAPACK: m*n = ", static_cast<long long>(m) * n, " < CALA_SCALAPACK_THRESHOLD = ",
-                    threshold_text(set.threshold)));
-        call_scalapack<T, K>(x);
         return;
     }
 

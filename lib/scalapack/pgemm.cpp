@@ -1,8 +1,9 @@
 // p?gemm_ of ScaLAPACK's PBLAS, computed by cala.
 //
-// p?gemm_ (Fortran ABI) -> check the arguments as PBLAS does (descriptor) -> agree over the BLACS
-// grid (context) -> route: nothing | C := beta·C locally | ScaLAPACK (small or no cala layout)
-// | cala::gemm on MatrixRefs over the user's local arrays (gemm/ -> kernels::gemm, BLIS)
+// p?gemm_ (Fortran ABI) -> m·n·k below the threshold: ScaLAPACK, nothing else (decline) -> check
+// the arguments as PBLAS does (descriptor) -> agree over the BLACS grid (context) -> route:
+// nothing | C := beta·C locally | ScaLAPACK (no cala layout) | cala::gemm on MatrixRefs over the
+// user's local arrays (gemm/ -> kernels::gemm, BLIS)
 
 #include <cctype>
 #include <complex>
@@ -18,6 +19,7 @@
 #include "kernels/blas.hpp"
 #include "scalapack/blacs.hpp"
 #include "scalapack/context.hpp"
+#include "scalapack/decline.hpp"
 #include "scalapack/descriptor.hpp"
 #include "scalapack/report.hpp"
 #include "scalapack/view.hpp"
@@ -63,7 +65,7 @@ void call_scalapack(const Args<T>& x) {
 
 Op to_op(char t) { return t == 'N' ? Op::N : t == 'T' ? Op::T : Op::C; }
 
-enum class Route { Nothing, Scale, Small, Cala };
+enum class Route { Nothing, Scale, Cala };
 
 // PBLAS's checks of p?gemm's arguments, in PBLAS's order: TRANSA (1), TRANSB (2), then A (M 3,
 // K 5, IA 8, JA 9, DESCA 10), B (K 5, N 4, IB 12, JB 13, DESCB 14), C (M 3, N 4, IC 17, JC 18,
@@ -110,6 +112,13 @@ void pgemm(const Args<T>& x) {
     const char tb = static_cast<char>(std::toupper(static_cast<unsigned char>(x.transb[0])));
     const bool nota = ta == 'N', notb = tb == 'N';
     const int m = *x.m, n = *x.n, k = *x.k;
+
+    // 0. Below the threshold: ScaLAPACK's, before anything else (decline.hpp).
+    if (const double size = static_cast<double>(m) * n * k; declines(size, {m, n, k})) {
+        if (set.verbose)
+            say_declined(x.desca[CTXT_], cat(rout, "(", ta, ",", tb, ") m=", m, " n=", n, " k=", k), "m*n*k", size);
+        return call_scalapack(x);
+    }
     const Desc da = read_descriptor(x.desca), db = read_descriptor(x.descb), dc = read_descriptor(x.descc);
     const int ctxt = da[CTXT_];
     GridPos g;
@@ -137,7 +146,6 @@ void pgemm(const Args<T>& x) {
     Route route = Route::Cala;
     if (m == 0 || n == 0 || ((alpha == T(0) || k == 0) && beta == T(1))) route = Route::Nothing;
     else if (alpha == T(0) || k == 0) route = Route::Scale;
-    else if (static_cast<double>(m) * n * k < set.threshold) route = Route::Small;
     std::optional<SubMatrix> sa, sb, sc;
     if (chk.ok() && route != Route::Nothing) sc = sub_matrix(dc, g, *x.ic, *x.jc, m, n);
     if (chk.ok() && route == Route::Cala) {
@@ -145,8 +153,7 @@ void pgemm(const Args<T>& x) {
         sb = sub_matrix(db, g, *x.ib, *x.jb, notb ? k : n, notb ? n : k);
     }
     // Only the routes cala computes need layouts.
-    const bool layouts = !chk.ok() || route == Route::Nothing || route == Route::Small ||
-                         (sc && (route == Route::Scale || (sa && sb)));
+    const bool layouts = !chk.ok() || route == Route::Nothing || (sc && (route == Route::Scale || (sa && sb)));
 
     // 3. One allreduce over the grid: the first illegal argument on any process, layouts, cache.
     const MPI_Comm comm = grid_communicator(ctxt);
@@ -179,12 +186,6 @@ void pgemm(const Args<T>& x) {
                                sc->ld);
             return;
         }
-        case Route::Small:
-            if (speaker)
-                say(cat(call(), "ScaLAPACK: m*n*k = ", static_cast<long long>(m) * n * k,
-                        " < CALA_SCALAPACK_THRESHOLD = ", threshold_text(set.threshold)));
-            call_scalapack(x);
-            return;
         case Route::Cala: break;
     }
     if (!agreed.cached) grid = &make_grid(ctxt, comm, g, agreed);

@@ -1,10 +1,11 @@
 // p?posv_ of ScaLAPACK, computed by cala: p?potrf then p?potrs, as ScaLAPACK's p?posv does.
 //
-// p?posv_ (Fortran ABI) -> ScaLAPACK's checks (CHK1MAT on A, p?posv's own; the shim also runs
-// CHK1MAT on B, which p?posv leaves to p?potrs: descriptor) -> agree over the BLACS grid,
-// PCHK2MAT's consistency checks included (context) -> route: nothing | ScaLAPACK (small) |
-// cala::potrf, then (info == 0) cala::potrs on MatrixRefs over the caller's local arrays
-// (cholesky/ -> right-looking tile loop; cholesky/solve/ -> cala::trsm twice)
+// p?posv_ (Fortran ABI) -> n³ below the threshold: ScaLAPACK, nothing else (decline) ->
+// ScaLAPACK's checks (CHK1MAT on A, p?posv's own; the shim also runs CHK1MAT on B, which p?posv
+// leaves to p?potrs: descriptor) -> agree over the BLACS grid, PCHK2MAT's consistency checks
+// included (context) -> route: nothing | cala::potrf, then (info == 0) cala::potrs on
+// MatrixRefs over the caller's local arrays (cholesky/ -> right-looking tile loop;
+// cholesky/solve/ -> cala::trsm twice)
 
 #include <complex>
 #include <cstddef>
@@ -15,6 +16,7 @@
 #include "core/check.hpp"
 #include "scalapack/blacs.hpp"
 #include "scalapack/context.hpp"
+#include "scalapack/decline.hpp"
 #include "scalapack/descriptor.hpp"
 #include "scalapack/report.hpp"
 #include "scalapack/settle.hpp"
@@ -57,6 +59,13 @@ void pposv(const Args<T>& x) {
     const char u = x.uplo_upper();
     const bool upper = u == 'U';
     const int n = *x.n, nrhs = *x.nrhs;
+
+    // 0. Below the threshold (the factorization's n³): ScaLAPACK's, before anything else (decline.hpp).
+    if (const double size = static_cast<double>(n) * n * n; declines(size, {n, nrhs})) {
+        if (settings().verbose)
+            say_declined(x.desca[SL_CTXT - 1], cat(routine<T>().name, "(", u, ") n=", n, " nrhs=", nrhs), "n^3", size);
+        return call_scalapack(x);
+    }
     Call c{routine<T>().name.c_str(), x.desca[SL_CTXT - 1], {}, settings().verbose, ""};
     Cblacs_gridinfo(c.ctxt, &c.g.p, &c.g.q, &c.g.row, &c.g.col);
     if (c.verbose) c.head = cat(c.rout, "(", u, ") n=", n, " nrhs=", nrhs, " on ", c.g.p, "x", c.g.q, " -> ");
@@ -67,9 +76,7 @@ void pposv(const Args<T>& x) {
     ArgCheck chk = check_solve_args(x, c.g, same);
 
     // 2. Where the call goes.
-    const double size = static_cast<double>(n) * n * n;  // the factorization's
-    const Route route =
-        n == 0 || nrhs == 0 ? Route::Nothing : size < settings().threshold ? Route::Small : Route::Cala;
+    const Route route = n == 0 || nrhs == 0 ? Route::Nothing : Route::Cala;
     std::optional<SubMatrix> sa, sb;
     if (chk.ok() && route == Route::Cala) {
         sa = sub_matrix(read_descriptor(x.desca), c.g, *x.ia, *x.ja, n, n);
@@ -78,8 +85,8 @@ void pposv(const Args<T>& x) {
     const bool layouts = !chk.ok() || route != Route::Cala || (sa && sb);
 
     // 3. One allreduce over the grid.
-    const Grid2D* grid = settle(c, chk, route, layouts, same, "an operand has no cala layout",
-                                cat("n^3 = ", static_cast<long long>(size)), x.info, [&] { call_scalapack(x); });
+    const Grid2D* grid =
+        settle(c, chk, route, layouts, same, "an operand has no cala layout", x.info, [&] { call_scalapack(x); });
     if (grid == nullptr) return;
 
     // 4. The work: cala::potrf, then cala::potrs, in place on the caller's local arrays. Each

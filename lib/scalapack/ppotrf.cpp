@@ -1,9 +1,9 @@
 // p?potrf_ of ScaLAPACK, computed by cala.
 //
-// p?potrf_ (Fortran ABI) -> ScaLAPACK's checks (CHK1MAT and p?potrf's own: descriptor) -> agree
-// over the BLACS grid, PCHK1MAT's consistency checks included (context) -> route: nothing |
-// ScaLAPACK (small) | cala::potrf on a MatrixRef over the caller's local array
-// (cholesky/ -> kernels: LAPACK potrf, BLIS trsm/herk/gemm)
+// p?potrf_ (Fortran ABI) -> n³ below the threshold: ScaLAPACK, nothing else (decline) ->
+// ScaLAPACK's checks (CHK1MAT and p?potrf's own: descriptor) -> agree over the BLACS grid,
+// PCHK1MAT's consistency checks included (context) -> route: nothing | cala::potrf on a
+// MatrixRef over the caller's local array (cholesky/ -> kernels: LAPACK potrf, BLIS trsm/herk/gemm)
 
 #include <cctype>
 #include <complex>
@@ -15,6 +15,7 @@
 #include "core/check.hpp"
 #include "scalapack/blacs.hpp"
 #include "scalapack/context.hpp"
+#include "scalapack/decline.hpp"
 #include "scalapack/descriptor.hpp"
 #include "scalapack/report.hpp"
 #include "scalapack/settle.hpp"
@@ -77,6 +78,13 @@ void ppotrf(const Args<T>& x) {
     const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(x.uplo[0])));
     const bool upper = u == 'U';
     const int n = *x.n;
+
+    // 0. Below the threshold: ScaLAPACK's, before anything else (decline.hpp).
+    if (const double size = static_cast<double>(n) * n * n; declines(size, {n})) {
+        if (settings().verbose)
+            say_declined(x.desca[SL_CTXT - 1], cat(routine<T>().name, "(", u, ") n=", n), "n^3", size);
+        return call_scalapack(x);
+    }
     Call c{routine<T>().name.c_str(), x.desca[SL_CTXT - 1], {}, settings().verbose, ""};
     Cblacs_gridinfo(c.ctxt, &c.g.p, &c.g.q, &c.g.row, &c.g.col);
     if (c.verbose) c.head = cat(c.rout, "(", u, ") n=", n, " on ", c.g.p, "x", c.g.q, " -> ");
@@ -91,15 +99,14 @@ void ppotrf(const Args<T>& x) {
     same.push_back({upper ? 'U' : 'L', 1 * kMult});
 
     // 2. Where the call goes (the same on every process when the arguments agree).
-    const double size = static_cast<double>(n) * n * n;
-    const Route route = n == 0 ? Route::Nothing : size < settings().threshold ? Route::Small : Route::Cala;
+    const Route route = n == 0 ? Route::Nothing : Route::Cala;
     std::optional<SubMatrix> sa;
     if (chk.ok() && route == Route::Cala) sa = sub_matrix(read_descriptor(x.desca), c.g, *x.ia, *x.ja, n, n);
     const bool layouts = !chk.ok() || route != Route::Cala || sa.has_value();
 
     // 3. One allreduce over the grid: the first illegal or inconsistent argument, layouts, cache.
-    const Grid2D* grid = settle(c, chk, route, layouts, same, "A has no cala layout",
-                                cat("n^3 = ", static_cast<long long>(size)), x.info, [&] { call_scalapack(x); });
+    const Grid2D* grid =
+        settle(c, chk, route, layouts, same, "A has no cala layout", x.info, [&] { call_scalapack(x); });
     if (grid == nullptr) return;
 
     // 4. The work: cala::potrf in place on the caller's local array.

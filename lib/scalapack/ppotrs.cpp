@@ -1,9 +1,10 @@
 // p?potrs_ of ScaLAPACK, computed by cala.
 //
-// p?potrs_ (Fortran ABI) -> ScaLAPACK's checks (CHK1MAT on A and B, p?potrs's own: descriptor)
-// -> agree over the BLACS grid, PCHK2MAT's consistency checks included (context) -> route:
-// nothing | ScaLAPACK (small) | cala::potrs on MatrixRefs over the caller's local arrays
-// (cholesky/solve/ -> cala::trsm twice -> kernels: BLIS trsm/gemm)
+// p?potrs_ (Fortran ABI) -> n·n·nrhs below the threshold: ScaLAPACK, nothing else (decline) ->
+// ScaLAPACK's checks (CHK1MAT on A and B, p?potrs's own: descriptor) -> agree over the BLACS
+// grid, PCHK2MAT's consistency checks included (context) -> route: nothing | cala::potrs on
+// MatrixRefs over the caller's local arrays (cholesky/solve/ -> cala::trsm twice -> kernels:
+// BLIS trsm/gemm)
 
 #include <complex>
 #include <cstddef>
@@ -14,6 +15,7 @@
 #include "core/check.hpp"
 #include "scalapack/blacs.hpp"
 #include "scalapack/context.hpp"
+#include "scalapack/decline.hpp"
 #include "scalapack/descriptor.hpp"
 #include "scalapack/report.hpp"
 #include "scalapack/settle.hpp"
@@ -48,6 +50,14 @@ void ppotrs(const Args<T>& x) {
     const char u = x.uplo_upper();
     const bool upper = u == 'U';
     const int n = *x.n, nrhs = *x.nrhs;
+
+    // 0. Below the threshold: ScaLAPACK's, before anything else (decline.hpp).
+    if (const double size = static_cast<double>(n) * n * nrhs; declines(size, {n, nrhs})) {
+        if (settings().verbose)
+            say_declined(x.desca[SL_CTXT - 1], cat(routine<T>().name, "(", u, ") n=", n, " nrhs=", nrhs), "n*n*nrhs",
+                         size);
+        return call_scalapack(x);
+    }
     Call c{routine<T>().name.c_str(), x.desca[SL_CTXT - 1], {}, settings().verbose, ""};
     Cblacs_gridinfo(c.ctxt, &c.g.p, &c.g.q, &c.g.row, &c.g.col);
     if (c.verbose) c.head = cat(c.rout, "(", u, ") n=", n, " nrhs=", nrhs, " on ", c.g.p, "x", c.g.q, " -> ");
@@ -58,9 +68,7 @@ void ppotrs(const Args<T>& x) {
     ArgCheck chk = check_solve_args(x, c.g, same);
 
     // 2. Where the call goes.
-    const double size = static_cast<double>(n) * n * nrhs;
-    const Route route =
-        n == 0 || nrhs == 0 ? Route::Nothing : size < settings().threshold ? Route::Small : Route::Cala;
+    const Route route = n == 0 || nrhs == 0 ? Route::Nothing : Route::Cala;
     std::optional<SubMatrix> sa, sb;
     if (chk.ok() && route == Route::Cala) {
         sa = sub_matrix(read_descriptor(x.desca), c.g, *x.ia, *x.ja, n, n);
@@ -69,8 +77,8 @@ void ppotrs(const Args<T>& x) {
     const bool layouts = !chk.ok() || route != Route::Cala || (sa && sb);
 
     // 3. One allreduce over the grid.
-    const Grid2D* grid = settle(c, chk, route, layouts, same, "an operand has no cala layout",
-                                cat("n*n*nrhs = ", static_cast<long long>(size)), x.info, [&] { call_scalapack(x); });
+    const Grid2D* grid =
+        settle(c, chk, route, layouts, same, "an operand has no cala layout", x.info, [&] { call_scalapack(x); });
     if (grid == nullptr) return;
 
     // 4. The work: cala::potrs in place on the caller's local arrays.

@@ -27,6 +27,7 @@
 #include "kernels/blas.hpp"
 #include "scalapack/blacs.hpp"
 #include "scalapack/context.hpp"
+#include "scalapack/decline.hpp"
 #include "scalapack/descriptor.hpp"
 #include "scalapack/report.hpp"
 #include "scalapack/settle.hpp"
@@ -137,6 +138,14 @@ void psymm(const Args<T>& x) {
     const char s = option(x.side), u = option(x.uplo);
     const int m = *x.m, n = *x.n;
     const bool left = s == 'L';
+    const int ka = left ? m : n;
+
+    // 0. Below the threshold: ScaLAPACK's, before anything else (decline.hpp).
+    if (const double size = static_cast<double>(m) * n * ka; declines(size, {m, n})) {
+        if (settings().verbose)
+            say_declined(x.desca[CTXT_], cat(rout, "(", s, ",", u, ") m=", m, " n=", n), "m*n*k", size);
+        return call_scalapack<T, K>(x);
+    }
     const Desc da = read_descriptor(x.desca), db = read_descriptor(x.descb), dc = read_descriptor(x.descc);
     Call c{rout, da[CTXT_], {}, settings().verbose, "", Checker::Pblas};
     Cblacs_gridinfo(c.ctxt, &c.g.p, &c.g.q, &c.g.row, &c.g.col);
@@ -150,10 +159,8 @@ void psymm(const Args<T>& x) {
     const T alpha = *x.alpha, beta = *x.beta;
 
     // 2. Where the call goes (PBLAS's quick returns: alpha = 0 leaves beta·C, done locally).
-    const int ka = left ? m : n;
     Route route = Route::Cala;
     if (m == 0 || n == 0 || (alpha == T(0) && beta == T(1))) route = Route::Nothing;
-    else if (alpha != T(0) && static_cast<double>(m) * n * ka < settings().threshold) route = Route::Small;
     const bool scale = route == Route::Cala && alpha == T(0);
     std::optional<SubMatrix> sa, sb, sc;
     if (chk.ok() && route == Route::Cala) sc = sub_matrix(dc, g, *x.ic, *x.jc, m, n);
@@ -165,8 +172,8 @@ void psymm(const Args<T>& x) {
 
     // 3. One allreduce over the grid (settle.hpp), then the work.
     const Grid2D* grid =
-        settle(c, chk, route, layouts, same_args(x, da, db, dc), "an operand has no cala layout",
-               cat("m*n*k = ", static_cast<long long>(m) * n * ka), &info, [&] { call_scalapack<T, K>(x); });
+        settle(c, chk, route, layouts, same_args(x, da, db, dc), "an operand has no cala layout", &info,
+               [&] { call_scalapack<T, K>(x); });
     if (grid == nullptr) return;
     if (scale) {
         if (c.speaker()) say(c.head + "cala: C := beta*C on each process's part (alpha = 0)");

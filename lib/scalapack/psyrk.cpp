@@ -28,6 +28,7 @@
 #include "core/workspace.hpp"
 #include "scalapack/blacs.hpp"
 #include "scalapack/context.hpp"
+#include "scalapack/decline.hpp"
 #include "scalapack/descriptor.hpp"
 #include "scalapack/report.hpp"
 #include "scalapack/settle.hpp"
@@ -171,6 +172,13 @@ void psyrk(const Args<T>& x) {
     const char u = option(x.uplo), t = option(x.trans);
     const int n = *x.n, k = *x.k;
     const bool notran = t == 'N';
+
+    // 0. Below the threshold: ScaLAPACK's, before anything else (decline.hpp).
+    if (const double size = static_cast<double>(n) * n * k; declines(size, {n, k})) {
+        if (settings().verbose)
+            say_declined(x.desca[CTXT_], cat(rout, "(", u, ",", t, ") n=", n, " k=", k), "n*n*k", size);
+        return call_scalapack<T, K>(x);
+    }
     const Desc da = read_descriptor(x.desca), dc = read_descriptor(x.descc);
     const Desc db = rank2(K) ? read_descriptor(x.descb) : Desc{};
     Call c{rout, da[CTXT_], {}, settings().verbose, "", Checker::Pblas};
@@ -188,7 +196,6 @@ void psyrk(const Args<T>& x) {
     Route route = Route::Cala;
     const bool no_product = alpha == T(0) || k == 0;
     if (n == 0 || (no_product && beta == T(1))) route = Route::Nothing;
-    else if (!no_product && static_cast<double>(n) * n * k < settings().threshold) route = Route::Small;
     const bool scale = route == Route::Cala && no_product;
     std::optional<SubMatrix> sa, sb, sc;
     const int ra = notran ? n : k, ca = notran ? k : n;
@@ -199,8 +206,8 @@ void psyrk(const Args<T>& x) {
 
     // 3. One allreduce over the grid (settle.hpp), then the work.
     const Grid2D* grid =
-        settle(c, chk, route, layouts, same_args<T, K>(x, da, db, dc), "an operand has no cala layout",
-               cat("n*n*k = ", static_cast<long long>(n) * n * k), &info, [&] { call_scalapack<T, K>(x); });
+        settle(c, chk, route, layouts, same_args<T, K>(x, da, db, dc), "an operand has no cala layout", &info,
+               [&] { call_scalapack<T, K>(x); });
     if (grid == nullptr) return;
     if (scale) {
         if (c.speaker()) say(c.head + "cala: C's triangle := beta*C on each process's part (alpha = 0 or k = 0)");

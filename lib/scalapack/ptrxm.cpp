@@ -1,8 +1,9 @@
 // p?trsm_ and p?trmm_ of ScaLAPACK's PBLAS, computed by cala.
 //
-// p?trsm_ / p?trmm_ (Fortran ABI) -> check the arguments as PBLAS does (descriptor) -> agree over
-// the BLACS grid (context) -> route: nothing | B := 0 locally (alpha = 0) | ScaLAPACK (small or
-// no cala layout) | cala::trsm / cala::trmm on MatrixRefs over the user's local arrays
+// p?trsm_ / p?trmm_ (Fortran ABI) -> m·n·k below the threshold: ScaLAPACK, nothing else
+// (decline) -> check the arguments as PBLAS does (descriptor) -> agree over the BLACS grid
+// (context) -> route: nothing | B := 0 locally (alpha = 0) | ScaLAPACK (no cala layout) |
+// cala::trsm / cala::trmm on MatrixRefs over the user's local arrays
 // (cholesky/solve/ -> trsm loops | gemm/ -> kernels, BLIS)
 
 #include <cctype>
@@ -18,6 +19,7 @@
 #include "kernels/blas.hpp"
 #include "scalapack/blacs.hpp"
 #include "scalapack/context.hpp"
+#include "scalapack/decline.hpp"
 #include "scalapack/descriptor.hpp"
 #include "scalapack/report.hpp"
 #include "scalapack/view.hpp"
@@ -61,7 +63,7 @@ void call_scalapack(const Args<T>& x) {
 char upper(const char* c) { return static_cast<char>(std::toupper(static_cast<unsigned char>(c[0]))); }
 Op to_op(char t) { return t == 'N' ? Op::N : t == 'T' ? Op::T : Op::C; }
 
-enum class Route { Nothing, Zero, Small, Cala };
+enum class Route { Nothing, Zero, Cala };
 
 // PBLAS's checks of p?trsm's and p?trmm's arguments, in PBLAS's order: SIDE (1), UPLO (2),
 // TRANSA (3), DIAG (4), then A (M 5 x M 5 on the left, N 6 x N 6 on the right; IA 9, JA 10,
@@ -104,6 +106,15 @@ void ptrxm(const Args<T>& x) {
     const char s = upper(x.side), u = upper(x.uplo), t = upper(x.transa), d = upper(x.diag);
     const int m = *x.m, n = *x.n;
     const bool left = s == 'L';
+    const int k = left ? m : n;
+
+    // 0. Below the threshold: ScaLAPACK's, before anything else (decline.hpp).
+    if (const double size = static_cast<double>(m) * n * k; declines(size, {m, n})) {
+        if (set.verbose)
+            say_declined(x.desca[CTXT_], cat(rout, "(", s, ",", u, ",", t, ",", d, ") m=", m, " n=", n), "m*n*k",
+                         size);
+        return call_scalapack<T, K>(x);
+    }
     const Desc da = read_descriptor(x.desca), db = read_descriptor(x.descb);
     const int ctxt = da[CTXT_];
     GridPos g;
@@ -127,16 +138,13 @@ void ptrxm(const Args<T>& x) {
     check_array(chk, "B", x.b, m > 0 && n > 0, db, g, 12);
 
     // 2. Where the call goes (the same on every process when the arguments agree).
-    const int k = left ? m : n;
     Route route = Route::Cala;
     if (m == 0 || n == 0) route = Route::Nothing;
     else if (alpha == T(0)) route = Route::Zero;
-    else if (static_cast<double>(m) * n * k < set.threshold) route = Route::Small;
     std::optional<SubMatrix> sa, sb;
     if (chk.ok() && (route == Route::Zero || route == Route::Cala)) sb = sub_matrix(db, g, *x.ib, *x.jb, m, n);
     if (chk.ok() && route == Route::Cala) sa = sub_matrix(da, g, *x.ia, *x.ja, k, k);
-    const bool layouts = !chk.ok() || route == Route::Nothing || route == Route::Small ||
-                         (sb && (route == Route::Zero || sa));
+    const bool layouts = !chk.ok() || route == Route::Nothing || (sb && (route == Route::Zero || sa));
 
     // 3. One allreduce over the grid: the first illegal argument on any process, layouts, cache.
     const MPI_Comm comm = grid_communicator(ctxt);
@@ -169,12 +177,6 @@ void ptrxm(const Args<T>& x) {
                                sb->ld);
             return;
         }
-        case Route::Small:
-            if (speaker)
-                say(cat(call(), "ScaLAPACK: m*n*k = ", static_cast<long long>(m) * n * k,
-                        " < CALA_SCALAPACK_THRESHOLD = ", threshold_text(set.threshold)));
-            call_scalapack<T, K>(x);
-            return;
         case Route::Cala: break;
     }
     if (!agreed.cached) grid = &make_grid(ctxt, comm, g, agreed);

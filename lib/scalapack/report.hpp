@@ -84,11 +84,18 @@ inline constexpr const char* kElsewhere = "found on another process of the grid,
 int report_agreed(int code, const ArgCheck& own, const char* elsewhere, int ctxt, const char* rout, bool speaker,
                   const std::string& call, Checker who);
 
-/// cala's computation of a call; a cala::Error (raised on every process before any data
-/// moved: cala agrees on its arguments first) hands the call to ScaLAPACK instead. MPI errors
-/// propagate.
+/// Called on every process of the grid when cala is about to compute a call (after the
+/// agreement, from cala_or_scalapack), never for a call the shim declines (decline.hpp): the
+/// single place where the shim sets up what cala's computation needs from the runtime (thread
+/// defaults). Local; defined in decline.cpp.
+void compute_starts() noexcept;
+
+/// cala's computation of a call (compute_starts() first); a cala::Error (raised on every
+/// process before any data moved: cala agrees on its arguments first) hands the call to
+/// ScaLAPACK instead. MPI errors propagate.
 template <class Cala, class Scalapack>
 void cala_or_scalapack(const char* rout, const GridPos& g, Cala&& run, Scalapack&& fallback) {
+    compute_starts();
     try {
         run();
     } catch (const MpiError&) {

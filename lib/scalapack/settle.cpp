@@ -3,7 +3,6 @@
 #include "scalapack/settle.hpp"
 
 #include "scalapack/report.hpp"
-#include "scalapack/view.hpp"
 
 namespace cala::scalapack {
 
@@ -18,8 +17,7 @@ bool foreign_context(const Call& c, int desc_pos, int* info) {
 }
 
 const Grid2D* settle(const Call& c, const ArgCheck& chk, Route route, bool layouts, std::span<const SameArg> same,
-                     const char* no_layout, const std::string& small, int* info,
-                     const std::function<void()>& scalapack) {
+                     const char* no_layout, int* info, const std::function<void()>& scalapack) {
     const bool speaker = c.speaker();
     const MPI_Comm comm = grid_communicator(c.ctxt);
     const Grid2D* grid = route == Route::Cala && layouts ? cached_grid(c.ctxt, comm, c.g) : nullptr;
@@ -34,16 +32,9 @@ const Grid2D* settle(const Call& c, const ArgCheck& chk, Route route, bool layou
         scalapack();
         return nullptr;
     }
-    switch (route) {
-        case Route::Nothing:
-            if (speaker) say(c.head + "cala: nothing to do");
-            return nullptr;
-        case Route::Small:
-            if (speaker)
-                say(c.head + "ScaLAPACK: " + small + " < CALA_SCALAPACK_THRESHOLD = " + threshold_text(settings().threshold));
-            scalapack();
-            return nullptr;
-        case Route::Cala: break;
+    if (route == Route::Nothing) {
+        if (speaker) say(c.head + "cala: nothing to do");
+        return nullptr;
     }
     return agreed.cached ? grid : &make_grid(c.ctxt, comm, c.g, agreed);
 }

@@ -30,7 +30,8 @@ struct Call {
     bool speaker() const noexcept { return verbose && g.row == 0 && g.col == 0; }
 };
 
-enum class Route { Nothing, Small, Cala };
+/// Where a call the shim did not decline goes (decline.hpp took the small ones already).
+enum class Route { Nothing, Cala };
 
 /// The first matrix argument's context is no grid this process belongs to (nobody to agree
 /// with): info := the CTXT entry of descriptor argument `desc_pos` (the same code in ScaLAPACK's
@@ -39,11 +40,10 @@ bool foreign_context(const Call& c, int desc_pos, int* info);
 
 /// After the local checks `chk`: one agreement over the grid (`layouts`: cala has layouts for
 /// the operands here; `same`: PCHKxMAT's arguments), then the first illegal argument reported
-/// (info set), or `scalapack()` when an operand has no cala layout (`no_layout` says which) or
-/// the call is small (`small`: what is below the threshold), or nothing to do. Returns the grid
-/// cala computes the call on, nullptr when the call is finished. Collective over the grid.
+/// (info set), or `scalapack()` when an operand has no cala layout (`no_layout` says which), or
+/// nothing to do. Returns the grid cala computes the call on, nullptr when the call is finished.
+/// Collective over the grid.
 const Grid2D* settle(const Call& c, const ArgCheck& chk, Route route, bool layouts, std::span<const SameArg> same,
-                     const char* no_layout, const std::string& small, int* info,
-                     const std::function<void()>& scalapack);
+                     const char* no_layout, int* info, const std::function<void()>& scalapack);
 
 }  // namespace cala::scalapack
