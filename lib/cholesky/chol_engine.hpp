@@ -37,7 +37,8 @@ private:
         Buffer<T> lr;                     // nrows x width, ld nrows
         std::vector<std::vector<index_t>> ctiles;  // per root row r': tiles it sends down my column
         std::vector<Buffer<T>> lc;        // per r' != my row: the received tiles, ld = their rows
-        std::vector<Request> row_req, col_req;
+        std::vector<Request> row_req, col_req;  // the row broadcast; the column ones I receive
+        std::vector<Request> col_out;            // the column broadcasts I send
         bool col_posted = false;
         bool ready = false;               // panel() finished setting this step up
     };
@@ -84,7 +85,18 @@ private:
     void unpack(const std::vector<index_t>& tl, index_t l, const T* buf, index_t ld) const;
 
     // Step G complete on this rank: the row broadcast in, the column broadcasts posted and in.
+    // A root does not wait for what it sends (its data is here; MPICH's shared-memory transport
+    // moves a large message as the receiver polls): retire() does, before the buffers go.
     void wait_panel(Panel& pn);
+    void retire(Panel& pn);
+    bool row_root(const Panel& pn) const { return c_ == g_.co(pn.l); }
+
+    // Rows of C per GEMM between two MPI polls for an n x k operand: about 2^24 multiply-adds
+    // (1 ms at nb = 256), so that a large panel on its way in moves while this rank computes.
+    static index_t poll_rows(index_t n, index_t k) {
+        const index_t rows = (index_t{1} << 24) / std::max<index_t>(1, n * k);
+        return std::max<index_t>(128, (rows + 15) / 16 * 16);
+    }
 
     // H for one local column block j: tiles (i, j), i >= j, of my process row, as c -= a·bᴴ
     // (rows x width times width x bj); the first diag rows are the diagonal tile (herk).

@@ -68,7 +68,9 @@ void CholEngine<T>::stack_panel(Panel& pn) {
                       gr.gb.data() + (g_.cols.to_local(g_.start(j)) - gr.base_b) + at * gr.rb, gr.rb);
     }
     gr.count = l - l0 + 1;
-    pn = Panel{};
+    // Its buffers go now, unless my broadcasts of it are still on their way (then when the slot
+    // is reused: panel(), retire()).
+    if (all_done(pn.row_req) && all_done(pn.col_out)) retire(pn);
 }
 
 template <class T>
@@ -116,8 +118,13 @@ void CholEngine<T>::drain_pending(index_t count, index_t upto) {
     s.b = gr.gb.data() + (c0 - gr.base_b), s.ldb = gr.rb;
     s.c = tile(first, cols.front()), s.ldc = ldw_;
     const StairRect<T> rect = [&](index_t m, index_t n, const T* a, const T* b, T* c) {
-        Span sp(Kind::Gemm, "gemm");
-        kernels::gemm(Op::N, Op::C, m, n, s.k, T(-1), a, s.lda, b, s.ldb, T(1), c, s.ldc);
+        const index_t step = poll_rows(n, s.k);
+        for (index_t i = 0; i < m; i += step) {
+            if (i > 0) poll();
+            Span sp(Kind::Gemm, "gemm");
+            kernels::gemm(Op::N, Op::C, std::min(step, m - i), n, s.k, T(-1), a + i, s.lda, b, s.ldb, T(1), c + i,
+                          s.ldc);
+        }
     };
     stair_update(s, rect, [this] { poll(); });
 }

@@ -33,6 +33,7 @@ index_t CholEngine<T>::run() {
     if (threads_ == 1 || a_.devices != nullptr) {
         kernels::ThreadScope one(a_.devices != nullptr ? threads_ : 1);
         loop();
+        for (auto& pn : pan_) retire(pn);
         return fail_;
     }
     const int saved_levels = omp_get_max_active_levels();
@@ -45,6 +46,7 @@ index_t CholEngine<T>::run() {
         kernels::ThreadScope one(1);
         loop();
 #pragma omp taskwait
+        for (auto& pn : pan_) retire(pn);
     }
     if (agg_ > 1) omp_set_max_active_levels(saved_levels);
     return fail_;
@@ -129,16 +131,16 @@ void CholEngine<T>::update_next(const std::optional<ColumnOp>& op) {
 template <class T>
 void CholEngine<T>::gemm_polled(index_t m, index_t n, index_t k, const T* a, index_t lda, const T* b, index_t ldb, T* c,
                  bool poll_ok) {
-    constexpr index_t kChunk = 768;
-    if (!poll_ok || m <= kChunk) {
+    const index_t rows = poll_rows(n, k);
+    if (!poll_ok || m <= rows) {
         Span s(Kind::Gemm, "gemm");
         kernels::gemm(Op::N, Op::C, m, n, k, T(-1), a, lda, b, ldb, T(1), c, ldw_);
         return;
     }
-    for (index_t i = 0; i < m; i += kChunk) {
+    for (index_t i = 0; i < m; i += rows) {
         {
             Span s(Kind::Gemm, "gemm");
-            kernels::gemm(Op::N, Op::C, std::min(kChunk, m - i), n, k, T(-1), a + i, lda, b, ldb, T(1), c + i,
+            kernels::gemm(Op::N, Op::C, std::min(rows, m - i), n, k, T(-1), a + i, lda, b, ldb, T(1), c + i,
                           ldw_);
         }
         poll();

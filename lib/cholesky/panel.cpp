@@ -19,8 +19,9 @@ void CholEngine<T>::poll() {
     for (auto& pn : pan_) {
         test_all(pn.row_req);
         test_all(pn.col_req);
+        test_all(pn.col_out);
         if (!pn.ready) continue;
-        if (!pn.col_posted && all_done(pn.row_req)) post_columns(pn);
+        if (!pn.col_posted && (row_root(pn) || all_done(pn.row_req))) post_columns(pn);
         if (pn.col_posted) test_all(pn.col_req);
     }
 }
@@ -43,7 +44,7 @@ void CholEngine<T>::post_columns(Panel& pn) {
                 off += g_.size(j);
             }
         }
-        pn.col_req.push_back(a_.col_comm->ibcast(buf.data(), rows * pn.width, rp));
+        (rp == r_ ? pn.col_out : pn.col_req).push_back(a_.col_comm->ibcast(buf.data(), rows * pn.width, rp));
     }
 }
 
@@ -51,7 +52,7 @@ void CholEngine<T>::post_columns(Panel& pn) {
 template <class T>
 void CholEngine<T>::panel(index_t l) {
     Panel& pn = pan_[l % 3];
-    pn = Panel{};
+    retire(pn);
     pn.l = l;
     const index_t b = g_.size(l);
     const int h = g_.h, p = g_.p();
@@ -247,9 +248,18 @@ void CholEngine<T>::unpack(const std::vector<index_t>& tl, index_t l, const T* b
 template <class T>
 void CholEngine<T>::wait_panel(Panel& pn) {
     Span s(Kind::Wait, "wait panel");
-    wait_all(pn.row_req);
+    if (!row_root(pn)) wait_all(pn.row_req);
     if (!pn.col_posted) post_columns(pn);
     wait_all(pn.col_req);
+}
+
+// The slot's sends finished, then its buffers freed.
+template <class T>
+void CholEngine<T>::retire(Panel& pn) {
+    wait_all(pn.row_req);
+    wait_all(pn.col_out);
+    wait_all(pn.col_req);
+    pn = Panel{};
 }
 
 #define CALA_INST(T) template class CholEngine<T>;

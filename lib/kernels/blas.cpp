@@ -117,8 +117,14 @@ void gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a
     }
     if (beta == T(0)) scale(m, n, T(0), c, ldc);  // BLAS semantics: NaN in c must not leak
     // Threads pay off only on products large enough to split; tiny ones stay on one core.
-    const bool tiny = double(m) * double(n) * double(k) < 64.0 * 64.0 * 64.0;
+    const double mnk = double(m) * double(n) * double(k);
+    const bool tiny = mnk < 64.0 * 64.0 * 64.0;
     Rntm r(tiny ? 1 : threads());
+    // BLIS 0.9 sends a product with m or n < 256 or k < 220 (zen3's thresholds) down its
+    // small/unpacked path, which runs 2048 x 256 x 64 and 2048 x 64 x 256 at half the packed
+    // rate (one core, zen3 kernels: 15-16 against 31-38 GF/s; nb = 64 updates are such shapes).
+    // It wins only below about 64^3 multiply-adds (64^3: 21 against 20 GF/s; 128^3: 21 against 38).
+    if (mnk >= 96.0 * 96.0 * 96.0) bli_rntm_disable_l3_sup(&r.r);
     // Calls of at most gemm_row_block() rows, of equal height rounded up to 16 (a multiple of
     // every BLIS micro-tile height): op(A)'s rows r0.. start at a + r0 (N) or a + r0·lda (T, C).
     const index_t block = gemm_row_block();
