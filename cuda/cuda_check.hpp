@@ -1,5 +1,6 @@
 #pragma once
-// Return-code checks for the CUDA runtime, cuBLAS and NCCL (included by .cu files of cuda/ only).
+// Return-code checks for the CUDA runtime and cuBLAS (included by .cu files of cuda/ only; NCCL's in
+// nccl_check.hpp).
 
 #include <string>
 

@@ -11,14 +11,8 @@
 #include <string>
 
 #include "cuda_check.hpp"
+#include "nccl_check.hpp"
 #include "resident/transport.hpp"
-
-#define CALA_CHECK_NCCL(call)                                                                          \
-    do {                                                                                               \
-        if (const ncclResult_t cala_nr_ = (call); cala_nr_ != ncclSuccess)                             \
-            throw ::cala::Error(std::string(__FILE__) + ":" + std::to_string(__LINE__) + ": " + #call + \
-                                ": " + ncclGetErrorString(cala_nr_));                                  \
-    } while (false)
 
 namespace cala::cuda {
 
