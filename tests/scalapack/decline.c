@@ -30,6 +30,8 @@ void Cblacs_exit(int not_done);
 
 /* ---- every MPI function libcala and the shim call, counted ---- */
 #define WRAPPED(X)                                                                                                   \
+    X(MPI_Allgather, (const void* s, int sn, MPI_Datatype st, void* r, int rn, MPI_Datatype rt, MPI_Comm c),       \
+      (s, sn, st, r, rn, rt, c))                                                                                   \
     X(MPI_Allreduce, (const void* s, void* r, int n, MPI_Datatype t, MPI_Op o, MPI_Comm c), (s, r, n, t, o, c))     \
     X(MPI_Barrier, (MPI_Comm c), (c))                                                                                \
     X(MPI_Bcast, (void* b, int n, MPI_Datatype t, int root, MPI_Comm c), (b, n, t, root, c))                         \
