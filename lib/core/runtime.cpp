@@ -1,8 +1,7 @@
-// BLIS kernel selection at load time (the hook), and thread counts.
+// Thread counts and the MPI environment (the BLAS kernel set is chosen in lib/kernels/arch_load.cpp).
 
 #include "cala/runtime.hpp"
 
-#include <blis.h>
 #include <mpi.h>
 #include <omp.h>
 
@@ -10,25 +9,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "cala/error.hpp"
 #include "core/threads.hpp"
-#include "kernels/arch.hpp"
 
 namespace cala {
-
-namespace {
-
-// Runs before main, so before BLIS reads BLIS_ARCH_TYPE at its first call: the kernel set
-// (CALA_BLAS_ARCH, lib/kernels/arch.hpp), in a program linked to cala and under the shim alike.
-[[gnu::constructor]] void select_blis_kernels() { kernels::select_kernels_at_load(); }
-
-}  // namespace
-
-std::string blas_kernel_name() {
-    if (const auto& e = kernels::load_choice().error; !e.empty()) throw Error(e);
-    bli_init();  // idempotent; the arch query needs BLIS's kernel structure
-    return bli_arch_string(bli_arch_query_id());
-}
 
 int local_threads() { return omp_get_max_threads(); }
 

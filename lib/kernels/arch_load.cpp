@@ -13,6 +13,7 @@
 #include <string>
 
 #include "cala/error.hpp"
+#include "cala/runtime.hpp"
 #include "kernels/arch.hpp"
 
 namespace cala::kernels {
@@ -149,3 +150,21 @@ void select_kernels_at_load() {
 }
 
 }  // namespace cala::kernels
+
+namespace cala {
+
+namespace {
+
+// Runs before main, so before BLIS reads BLIS_ARCH_TYPE at its first call: the kernel set
+// (CALA_BLAS_ARCH, kernels/arch.hpp), in a program linked to cala and under the shim alike.
+[[gnu::constructor]] void select_blis_kernels() { kernels::select_kernels_at_load(); }
+
+}  // namespace
+
+std::string blas_kernel_name() {
+    if (const auto& e = kernels::load_choice().error; !e.empty()) throw Error(e);
+    bli_init();  // idempotent; the arch query needs BLIS's kernel structure
+    return bli_arch_string(bli_arch_query_id());
+}
+
+}  // namespace cala
