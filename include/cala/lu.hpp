@@ -1,0 +1,72 @@
+#pragma once
+// cala::getrf, cala::getrs: LU factorization with tournament pivoting (CALU) and its solve.
+//
+// cala::getrf -> plan (2D on the user's grid; the 2.5D variant when the planner picks c > 1)
+//   -> right-looking panel loop: tournament pivoting down the process column (local LAPACK getrf
+//      on each rank's candidate rows, a reduction tree over the process rows), the row
+//      interchanges by a fixed-pattern exchange (traffic independent of the pivots), the U block
+//      row's solve, row/column broadcasts, trailing update with lookahead -> kernels (LAPACK
+//      getrf, BLIS trsm/gemm)
+// cala::getrs -> the row interchanges, then cala::trsm with L (unit) and U
+//
+// References: Grigori, Demmel and Xiang, "CALU: a communication optimal LU factorization
+// algorithm" (SIAM J. Matrix Anal. Appl., 2011); Kwasniewski et al., "On the parallel I/O
+// optimality of linear algebra kernels: near-optimal LU factorization" (COnfLUX, PPoPP'21).
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cala/matrix.hpp"
+#include "cala/model.hpp"
+
+namespace cala {
+
+/// The LU algorithm.
+enum class LuVariant {
+    Auto,  ///< the planner's choice
+    TwoD,  ///< 2D block-cyclic CALU on the user's grid
+};
+const char* to_string(LuVariant v) noexcept;
+
+struct LuOptions {
+    LuVariant variant = LuVariant::Auto;
+    /// 1: panel l+1 is factored and its pivots chosen while the trailing update of step l runs;
+    /// 0: one step at a time.
+    int lookahead = 1;
+    /// Hard limit on the workspace per rank in bytes; 0 reads CALA_MAX_MEMORY_MB (no limit if unset).
+    std::int64_t memory_limit_bytes = 0;
+};
+
+/// LU factorization A = P·L·U of the m x n matrix A with tournament pivoting (CALU): L unit
+/// lower trapezoidal below the diagonal, U upper trapezoidal on and above it, both overwriting A.
+///
+/// `ipiv` receives min(m, n) global row indices (0-based, relative to A's first row), LAPACK's
+/// convention: row i of A was interchanged with row ipiv[i], i = 0, 1, ... in order (ipiv[i] >= i).
+/// The same vector on every rank. The pivots are those of tournament pivoting, not of partial
+/// pivoting, but they form a valid interchange sequence: P·L·U = A holds with them.
+///
+/// Collective over the grid of A; every rank passes the same shape, layout and options.
+/// A must have square blocks (mb == nb) whose rows and columns start aligned (a submatrix at
+/// a block boundary); otherwise cala::Error on every rank, A untouched.
+/// @return 0 on success; k > 0 when U(k, k) (1-based, global) is exactly zero and no earlier
+///         diagonal entry is: the factorization has been completed, but U is singular (LAPACK's
+///         info). The same k on every rank.
+template <class T>
+index_t getrf(const MatrixRef<T>& a, std::vector<index_t>& ipiv, const LuOptions& opts = {});
+
+/// Solves op(A)·X = B with the factors of getrf (A n x n, `ipiv` as getrf returned it):
+/// B := op(A)⁻¹·B. Collective over the grid of A and B (the same grid).
+template <class T>
+void getrs(Op op, const MatrixRef<T>& a, const std::vector<index_t>& ipiv, const MatrixRef<T>& b);
+
+/// Exact cost of cala::getrf on process (row, col) of the grid: words, messages, flops and
+/// workspace. The traffic does not depend on the pivots chosen.
+Cost getrf_cost(const BlockCyclic& a, const LuOptions& opts, int row, int col, std::size_t elem_size,
+                bool is_complex);
+/// Exact cost of cala::getrs on process (row, col) of the grid.
+Cost getrs_cost(Op op, const BlockCyclic& a, const BlockCyclic& b, int row, int col, std::size_t elem_size,
+                bool is_complex);
+
+}  // namespace cala
