@@ -54,4 +54,13 @@ void chunked_gemm(std::span<Device* const> devs, const ChunkedPlan& plan, Op op_
                   index_t k, T alpha, const T* a, index_t lda, const T* b, index_t ldb, T beta, T* c, index_t ldc,
                   std::vector<DeviceTraffic>& traffic);
 
+/// device_gemm on one kind of device (the list names no cpu unit and not host with CUDA
+/// devices): the chunked engine over the devices of opts, its traffic added to the totals.
+template <class T>
+void device_gemm_chunked(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a, index_t lda,
+                         const T* b, index_t ldb, T beta, T* c, index_t ldc, const DeviceGemmOptions& opts);
+
+/// Adds a call's per-device tiles moved to device_traffic_total().
+void add_device_traffic(const DeviceGemmReport& rep) noexcept;
+
 }  // namespace cala::device

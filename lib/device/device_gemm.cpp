@@ -1,4 +1,5 @@
-// cala::device_gemm -> plan_chunked -> chunked_gemm -> Device::gemm (HostDevice: kernels::gemm | cuBLAS)
+// device_gemm_chunked (the engine under cala::device_gemm for one kind of device) -> plan_chunked -> chunked_gemm
+//   -> Device::gemm (HostDevice: kernels::gemm | cuBLAS); the device traffic totals
 
 #include <algorithm>
 #include <cstdlib>
@@ -9,28 +10,11 @@
 #include "cala/device.hpp"
 #include "device/chunked.hpp"
 #include "kernels/blas.hpp"
-#include "node/route.hpp"
 
 namespace cala {
 
 namespace {
 DeviceTraffic g_total;
-
-void check_ld(const char* name, index_t ld, index_t rows) {
-    if (ld < std::max<index_t>(rows, 1)) {
-        std::ostringstream s;
-        s << "device_gemm: " << name << " is " << ld << " but must be at least " << std::max<index_t>(rows, 1);
-        throw Error(s.str());
-    }
-}
-// A null pointer for an operand with elements is an error (not a crash in the first copy).
-void check_ptr(const char* name, const void* p, index_t elems) {
-    if (p == nullptr && elems > 0) {
-        std::ostringstream s;
-        s << "device_gemm: " << name << " is a null pointer with " << elems << " elements";
-        throw Error(s.str());
-    }
-}
 }  // namespace
 
 DeviceTraffic device_traffic_total() noexcept { return g_total; }
@@ -54,6 +38,13 @@ bool uses_node(const std::string& devices) {
 void reset_device_traffic() noexcept { g_total = {}; }
 
 namespace device {
+void add_device_traffic(const DeviceGemmReport& rep) noexcept {
+    for (const auto& d : rep.devices)
+        g_total.h2d += d.h2d, g_total.d2d += d.d2d, g_total.d2h += d.d2h, g_total.reused += d.reused;
+}
+}  // namespace device
+
+namespace device {
 LocalPlan plan_local(index_t m, index_t n, index_t k, std::size_t elem_size, const DeviceGemmOptions& opts,
                      std::span<Device* const> devs) {
     const index_t t = std::min(opts.tile > 0 ? opts.tile : index_t{256}, std::max({m, n, k}));
@@ -67,35 +58,13 @@ LocalPlan plan_local(index_t m, index_t n, index_t k, std::size_t elem_size, con
 }
 }  // namespace device
 
+namespace device {
+
 template <class T>
-void device_gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a, index_t lda, const T* b,
-                 index_t ldb, T beta, T* c, index_t ldc, const DeviceGemmOptions& opts) {
-    if (m < 0 || n < 0 || k < 0) {
-        std::ostringstream s;
-        s << "device_gemm: sizes must be non-negative, got m=" << m << " n=" << n << " k=" << k;
-        throw Error(s.str());
-    }
-    for (auto [name, op] : {std::pair{"op_a", op_a}, std::pair{"op_b", op_b}})
-        if (op != Op::N && op != Op::T && op != Op::C) {
-            std::ostringstream s;
-            s << "device_gemm: " << name << " is " << static_cast<int>(op) << ", not an Op";
-            throw Error(s.str());
-        }
-    check_ld("lda", lda, op_a == Op::N ? m : k);
-    check_ld("ldb", ldb, op_b == Op::N ? k : n);
-    check_ld("ldc", ldc, m);
-    check_ptr("A", a, m * k);
-    check_ptr("B", b, k * n);
-    check_ptr("C", c, m * n);
-    if (uses_node(opts.devices)) {  // several kinds of unit: the node runtime (cala/node.hpp)
-        DeviceGemmReport rep;
-        node::detail::device_gemm_on_node<T>(op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, opts, rep);
-        for (const auto& d : rep.devices) g_total.h2d += d.h2d, g_total.d2d += d.d2d, g_total.d2h += d.d2h;
-        if (opts.report) *opts.report = std::move(rep);
-        return;
-    }
-    auto devs = device::make_devices(opts.devices, opts.max_device_bytes);
-    std::vector<device::Device*> raw;
+void device_gemm_chunked(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a, index_t lda,
+                         const T* b, index_t ldb, T beta, T* c, index_t ldc, const DeviceGemmOptions& opts) {
+    auto devs = make_devices(opts.devices, opts.max_device_bytes);
+    std::vector<Device*> raw;
     for (auto& d : devs) raw.push_back(d.get());
     DeviceGemmReport rep;
     rep.devices.assign(devs.size(), DeviceTraffic{});
@@ -104,13 +73,12 @@ void device_gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, con
         if (opts.report) *opts.report = rep;
         return;
     }
-    const auto [shape, plan] = device::plan_local(m, n, k, sizeof(T), opts, raw);
-    const index_t t = plan.tile;
+    const auto [shape, plan] = plan_local(m, n, k, sizeof(T), opts, raw);
     for (auto* d : raw) d->reset_peak();
-    device::chunked_gemm<T>(raw, plan, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, rep.devices);
-    rep.tile = t, rep.b = plan.b, rep.c = plan.c, rep.d = plan.d, rep.lookahead = plan.lookahead;
+    chunked_gemm<T>(raw, plan, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, rep.devices);
+    rep.tile = plan.tile, rep.b = plan.b, rep.c = plan.c, rep.d = plan.d, rep.lookahead = plan.lookahead;
     rep.regime = plan.regime;
-    for (const auto& d : rep.devices) g_total.h2d += d.h2d, g_total.d2d += d.d2d, g_total.d2h += d.d2h, g_total.reused += d.reused;
+    add_device_traffic(rep);
     for (std::size_t g = 0; g < raw.size(); ++g) {
         rep.devices[g].peak_bytes = raw[g]->peak_bytes();
         rep.devices[g].budget_bytes = raw[g]->budget_bytes();
@@ -118,10 +86,12 @@ void device_gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, con
     if (opts.report) *opts.report = std::move(rep);
 }
 
-#define CALA_INST(T)                                                                                           \
-    template void device_gemm<T>(Op, Op, index_t, index_t, index_t, T, const T*, index_t, const T*, index_t, T, \
-                                 T*, index_t, const DeviceGemmOptions&);
+#define CALA_INST(T)                                                                                    \
+    template void device_gemm_chunked<T>(Op, Op, index_t, index_t, index_t, T, const T*, index_t, const T*, \
+                                         index_t, T, T*, index_t, const DeviceGemmOptions&);
 CALA_FOR_EACH_TYPE(CALA_INST)
 #undef CALA_INST
+
+}  // namespace device
 
 }  // namespace cala
