@@ -1,7 +1,9 @@
 #include "cala/comm.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <complex>
+#include <string>
 #include <utility>
 
 #include "comm/mpi_type.hpp"
@@ -10,6 +12,26 @@
 #include "core/check.hpp"
 
 namespace cala {
+
+namespace {
+// Element counts of the counted calls. MPI 4 (MPICH 4) has the large-count calls (MPI_Ibcast_c,
+// ...); an MPI 3.1 library (Open MPI 4) has only the int ones, and a message of 2^31 elements or
+// more is then a clear error rather than a wrapped count.
+#if MPI_VERSION >= 4
+#define CALA_MPI_LARGE(fn) fn##_c
+MPI_Count mpi_count(std::int64_t n, const char*) { return n; }
+#else
+#define CALA_MPI_LARGE(fn) fn
+int mpi_count(std::int64_t n, const char* call) {
+    if (n > INT_MAX)
+        throw Error(std::string(call) + ": a message of " + std::to_string(n) +
+                    " elements; this MPI library (MPI " + std::to_string(MPI_VERSION) + "." +
+                    std::to_string(MPI_SUBVERSION) + ") has no large-count calls, at most " +
+                    std::to_string(INT_MAX) + " elements per message");
+    return static_cast<int>(n);
+}
+#endif
+}  // namespace
 
 // ---- Request ----------------------------------------------------------------------------
 
@@ -122,7 +144,8 @@ template <class T>
 Request Comm::ibcast(T* buf, std::int64_t count, int root) const {
     if (size_ == 1 || count == 0) return {};
     MPI_Request r;
-    CALA_CHECK_MPI(MPI_Ibcast_c(buf, count, detail::mpi_type<T>(), root, comm_, &r));
+    CALA_CHECK_MPI(CALA_MPI_LARGE(MPI_Ibcast)(buf, mpi_count(count, "MPI_Ibcast"),
+                   detail::mpi_type<T>(), root, comm_, &r));
     if (rank_ == root) detail::count_sent(count, count * std::int64_t(sizeof(T)));
     else detail::count_recv(count, count * std::int64_t(sizeof(T)));
     return Request(r);
@@ -137,7 +160,8 @@ Request Comm::ireduce_sum(const T* send, T* recv, std::int64_t count, int root) 
     }
     const void* s = (rank_ == root && send == recv) ? MPI_IN_PLACE : static_cast<const void*>(send);
     MPI_Request r;
-    CALA_CHECK_MPI(MPI_Ireduce_c(s, recv, count, detail::mpi_type<T>(), MPI_SUM, root, comm_, &r));
+    CALA_CHECK_MPI(CALA_MPI_LARGE(MPI_Ireduce)(s, recv, mpi_count(count, "MPI_Ireduce"),
+                   detail::mpi_type<T>(), MPI_SUM, root, comm_, &r));
     if (rank_ == root) detail::count_recv(count, count * std::int64_t(sizeof(T)));
     else detail::count_sent(count, count * std::int64_t(sizeof(T)));
     return Request(r);
@@ -147,7 +171,8 @@ template <class T>
 Request Comm::iallreduce_sum(T* buf, std::int64_t count) const {
     if (size_ == 1 || count == 0) return {};
     MPI_Request r;
-    CALA_CHECK_MPI(MPI_Iallreduce_c(MPI_IN_PLACE, buf, count, detail::mpi_type<T>(), MPI_SUM, comm_, &r));
+    CALA_CHECK_MPI(CALA_MPI_LARGE(MPI_Iallreduce)(MPI_IN_PLACE, buf, mpi_count(count, "MPI_Iallreduce"),
+                   detail::mpi_type<T>(), MPI_SUM, comm_, &r));
     detail::count_sent(count, count * std::int64_t(sizeof(T)));
     detail::count_recv(count, count * std::int64_t(sizeof(T)));
     return Request(r);
@@ -156,7 +181,8 @@ Request Comm::iallreduce_sum(T* buf, std::int64_t count) const {
 template <class T>
 Request Comm::isend(const T* buf, std::int64_t count, int dest, int tag) const {
     MPI_Request r;
-    CALA_CHECK_MPI(MPI_Isend_c(buf, count, detail::mpi_type<T>(), dest, tag, comm_, &r));
+    CALA_CHECK_MPI(CALA_MPI_LARGE(MPI_Isend)(buf, mpi_count(count, "MPI_Isend"),
+                   detail::mpi_type<T>(), dest, tag, comm_, &r));
     if (dest != rank_) detail::count_sent(count, count * std::int64_t(sizeof(T)));
     return Request(r);
 }
@@ -164,7 +190,8 @@ Request Comm::isend(const T* buf, std::int64_t count, int dest, int tag) const {
 template <class T>
 Request Comm::irecv(T* buf, std::int64_t count, int src, int tag) const {
     MPI_Request r;
-    CALA_CHECK_MPI(MPI_Irecv_c(buf, count, detail::mpi_type<T>(), src, tag, comm_, &r));
+    CALA_CHECK_MPI(CALA_MPI_LARGE(MPI_Irecv)(buf, mpi_count(count, "MPI_Irecv"),
+                   detail::mpi_type<T>(), src, tag, comm_, &r));
     if (src != rank_) detail::count_recv(count, count * std::int64_t(sizeof(T)));
     return Request(r);
 }

@@ -21,7 +21,7 @@ import tempfile
 
 import mpirun
 
-TESTERS = "/usr/lib/x86_64-linux-gnu/scalapack/mpich-tests"
+TESTERS = mpirun.TESTERS
 GRIDS = [(2, 2), (1, 3)]  # a square grid and a sub-grid of the 4 ranks
 
 

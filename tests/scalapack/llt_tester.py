@@ -35,7 +35,7 @@ import tempfile
 
 import mpirun
 
-TESTERS = "/usr/lib/x86_64-linux-gnu/scalapack/mpich-tests"
+TESTERS = mpirun.TESTERS
 # ScaLAPACK's routines seen to part ways by themselves, with no shim (docs/scalapack.md): a hang
 # with a rank inside one of them, and not every rank inside cala, is theirs (mpirun.Run.blame).
 RACY = r"p[sdcz]po(rfs|con)_|p[sdcz]lacon_"

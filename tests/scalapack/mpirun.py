@@ -18,6 +18,10 @@ import signal
 import subprocess
 import time
 
+# Debian's scalapack-mpi-test ships one set of testers per MPI flavour. CALA_MPI (mpich | openmpi;
+# the meson tests of each flavour's build set it) picks the set the shim under test can preload.
+TESTERS = f"/usr/lib/x86_64-linux-gnu/scalapack/{os.environ.get('CALA_MPI', 'mpich')}-tests"
+
 
 class Run:
     """What one run left: its output, exit code, whether it hung, the stacks of its ranks."""

@@ -28,7 +28,7 @@ import tempfile
 import mpirun
 import pblas_sym_cases as sym
 
-TESTERS = "/usr/lib/x86_64-linux-gnu/scalapack/mpich-tests/PBLAS"
+TESTERS = os.path.join(mpirun.TESTERS, "PBLAS")
 
 # One case: transa transb m n k, then for A, B, C: (rows, cols, imb, inb, mb, nb, rsrc, csrc, i, j).
 # Matrix sizes stay small: the tester works in a 2 MB array per process.

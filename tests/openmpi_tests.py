@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""The tests the Open MPI flavour runs (./scripts/test --openmpi), and the ninja targets they need.
+
+  openmpi_tests.py BUILDDIR names     one test name a line
+  openmpi_tests.py BUILDDIR targets   the libraries and executables those tests start (ninja targets)
+
+What a program on Open MPI meets: the installed packages used from CMake and pkg-config
+(find_package(cala_openmpi): its PDGEMM through cala), the drop-in example, ScaLAPACK's own
+testers (Debian's openmpi-tests set) preloaded with libcala_scalapack_openmpi.so, the shim's
+argument checks, and the MPICH shim refused with a clear message. The library's own MPI tests are
+the same sources on either MPI and run under MPICH (the plain suite).
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+# Test names (regular expressions, whole names).
+SELECTED = [
+    r"packaging_consumers",
+    r"scalapack_dropin",
+    r"scalapack_wrong_flavour",
+    r"scalapack_shim_checks",
+    r"pblas_tester_(d_shapes|z_core|d_tri_left|d_symm|z_herm_core)",
+    r"llt_tester_(d_L|z_core)",
+    r"driver_tester_.*",
+    r"(lu|qr)_tester_.*",
+]
+LIBRARIES = ["lib/libcala_openmpi.so", "lib/scalapack/libcala_scalapack_openmpi.so"]
+
+
+def selected(builddir):
+    out = subprocess.run(["meson", "introspect", builddir, "--tests"], check=True, stdout=subprocess.PIPE,
+                         text=True).stdout
+    for t in json.loads(out):
+        if any(re.fullmatch(p, t["name"]) for p in SELECTED):
+            yield t
+
+
+def targets(builddir, test):
+    """The command's words that name files built in builddir, relative to it."""
+    root = os.path.realpath(builddir)
+    for word in test["cmd"]:
+        path = os.path.realpath(os.path.join(root, word))
+        if not word.startswith("-") and "/" in word and path.startswith(root + os.sep):
+            yield os.path.relpath(path, root)
+
+
+def main(builddir, what):
+    tests = list(selected(builddir))
+    if what == "names":
+        lines = {t["name"] for t in tests}
+    else:
+        known = subprocess.run(["ninja", "-C", builddir, "-t", "targets", "all"], check=True, stdout=subprocess.PIPE,
+                               text=True).stdout
+        known = {line.split(":")[0] for line in known.splitlines()}
+        lines = set(LIBRARIES) | {p for t in tests for p in targets(builddir, t) if p in known}
+    print("\n".join(sorted(lines)))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
