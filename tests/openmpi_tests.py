@@ -27,6 +27,7 @@ SELECTED = [
     r"llt_tester_(d_L|z_core)",
     r"driver_tester_.*",
     r"(lu|qr)_tester_.*",
+    r"app_.*",
 ]
 LIBRARIES = ["lib/libcala_openmpi.so", "lib/scalapack/libcala_scalapack_openmpi.so"]
 
