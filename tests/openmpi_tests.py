@@ -2,6 +2,7 @@
 """The tests the Open MPI flavour runs (./scripts/test --openmpi), and the ninja targets they need.
 
   openmpi_tests.py BUILDDIR names     one test name a line
+  openmpi_tests.py BUILDDIR network   the tests run again on the network path (Open MPI over TCP)
   openmpi_tests.py BUILDDIR targets   the libraries and executables those tests start (ninja targets)
 
 What a program on Open MPI meets: the installed packages used from CMake and pkg-config
@@ -29,14 +30,16 @@ SELECTED = [
     r"(lu|qr)_tester_.*",
     r"app_.*",
 ]
+# The network path under Open MPI (meson test --setup network): a few of the library's MPI tests too.
+NETWORK = [r"test_comm_np2", r"test_summa_np2", r"test_potrf_np2", r"scalapack_shim_checks"]
 LIBRARIES = ["lib/libcala_openmpi.so", "lib/scalapack/libcala_scalapack_openmpi.so"]
 
 
-def selected(builddir):
+def selected(builddir, patterns=None):
     out = subprocess.run(["meson", "introspect", builddir, "--tests"], check=True, stdout=subprocess.PIPE,
                          text=True).stdout
     for t in json.loads(out):
-        if any(re.fullmatch(p, t["name"]) for p in SELECTED):
+        if any(re.fullmatch(p, t["name"]) for p in (patterns or SELECTED + NETWORK)):
             yield t
 
 
@@ -52,7 +55,9 @@ def targets(builddir, test):
 def main(builddir, what):
     tests = list(selected(builddir))
     if what == "names":
-        lines = {t["name"] for t in tests}
+        lines = {t["name"] for t in selected(builddir, SELECTED)}
+    elif what == "network":
+        lines = {t["name"] for t in selected(builddir, NETWORK)}
     else:
         known = subprocess.run(["ninja", "-C", builddir, "-t", "targets", "all"], check=True, stdout=subprocess.PIPE,
                                text=True).stdout
