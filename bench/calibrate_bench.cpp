@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "common.hpp"
 #include "output.hpp"
 #include "gemm/plan.hpp"
 #include "kernels/arch.hpp"
@@ -77,7 +78,7 @@ void add_calibrate_command(CLI::App& app) {
         int rank = 0, size = 0;
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
         MPI_Comm_size(MPI_COMM_WORLD, &size);
-        if (size < 2) throw CLI::ValidationError("calibrate", "needs at least 2 ranks (mpiexec.mpich -n 2)");
+        if (size < 2) throw CLI::ValidationError("calibrate", std::string("needs at least 2 ranks (") + kLauncher + " -n 2)");
         std::vector<char> small(8), large(32 << 20);
         auto lat = ping_pong(small, 200, MPI_COMM_WORLD);
         std::sort(lat.begin(), lat.end());

@@ -19,6 +19,13 @@
 
 namespace cala::bench {
 
+/// The launcher of the MPI this cala-bench is built for (meson -Dmpi=...), for messages.
+#if defined(OPEN_MPI)
+inline constexpr const char* kLauncher = "mpiexec.openmpi";
+#else
+inline constexpr const char* kLauncher = "mpiexec.mpich";
+#endif
+
 inline int world_rank() {
     int r = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &r);

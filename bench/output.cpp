@@ -100,14 +100,16 @@ void clear_progress() {
 
 bool reaches_terminal(int fd) {
     if (isatty(fd)) return true;
-    // Through the launcher: hydra_pmi_proxy, then mpiexec.hydra / mpiexec.mpich / mpiexec.
+    // Through the launcher: hydra_pmi_proxy, then mpiexec.hydra / mpiexec.mpich / mpiexec (MPICH);
+    // orterun (what mpiexec.openmpi runs as) or orted (Open MPI).
     const std::string self = read_link("/proc/self/fd/" + std::to_string(fd));
     if (self.rfind("pipe:", 0) != 0) return false;
     long pid = getppid();
     for (int depth = 0; depth < 3 && pid > 1; ++depth) {
         const std::string name = comm_of(pid);
         const bool launcher = name.rfind("hydra_pmi_prox", 0) == 0 || name.rfind("mpiexec", 0) == 0 ||
-                              name.rfind("mpirun", 0) == 0;
+                              name.rfind("mpirun", 0) == 0 || name.rfind("orterun", 0) == 0 ||
+                              name.rfind("orted", 0) == 0 || name.rfind("prterun", 0) == 0;
         if (!launcher) return false;
         const std::string target = read_link("/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd));
         if (is_tty_path(target)) return true;
