@@ -12,11 +12,13 @@ argument checks, and the MPICH shim refused with a clear message. The library's 
 the same sources on either MPI and run under MPICH (the plain suite).
 """
 
-import json
 import os
 import re
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "support"))
+from meson_tests import registered, targets  # noqa: E402
 
 # Test names (regular expressions, whole names).
 SELECTED = [
@@ -36,20 +38,9 @@ LIBRARIES = ["lib/libcala_openmpi.so", "lib/scalapack/libcala_scalapack_openmpi.
 
 
 def selected(builddir, patterns=None):
-    out = subprocess.run(["meson", "introspect", builddir, "--tests"], check=True, stdout=subprocess.PIPE,
-                         text=True).stdout
-    for t in json.loads(out):
+    for t in registered(builddir):
         if any(re.fullmatch(p, t["name"]) for p in (patterns or SELECTED + NETWORK)):
             yield t
-
-
-def targets(builddir, test):
-    """The command's words that name files built in builddir, relative to it."""
-    root = os.path.realpath(builddir)
-    for word in test["cmd"]:
-        path = os.path.realpath(os.path.join(root, word))
-        if not word.startswith("-") and "/" in word and path.startswith(root + os.sep):
-            yield os.path.relpath(path, root)
 
 
 def main(builddir, what):

@@ -9,28 +9,18 @@ ScaLAPACK tester runs start 4 ranks and preload the shim into Fortran programs b
 ASan, so they are left out with them.
 """
 
-import json
 import os
 import re
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from meson_tests import registered, targets  # noqa: E402
 
 
 def selected(builddir):
-    out = subprocess.run(["meson", "introspect", builddir, "--tests"], check=True, stdout=subprocess.PIPE,
-                         text=True).stdout
-    for t in json.loads(out):
+    for t in registered(builddir):
         if any(s.split(":")[-1] == "unit" for s in t["suite"]) or re.search(r"_np[12]$", t["name"]):
             yield t
-
-
-def targets(builddir, test):
-    """The command's words that name files built in builddir, relative to it."""
-    root = os.path.realpath(builddir)
-    for word in test["cmd"]:
-        path = os.path.realpath(os.path.join(root, word))
-        if not word.startswith("-") and "/" in word and path.startswith(root + os.sep):
-            yield os.path.relpath(path, root)
 
 
 def main(builddir, what):
