@@ -101,6 +101,17 @@ TESTERS_TABLE = {
                 ((3, 1), dict(m=[31, 57, 23], n=[31, 57, 40], nb=[5, 8], nrhs=[3], nbrhs=[2], est=False)),
                 ((2, 3), dict(m=[64, 97, 50], n=[64, 97, 70], nb=[6, 16], nrhs=[2], nbrhs=[4], est=False)),
                 ((3, 2), dict(m=[45, 70], n=[45, 33], nb=[7], nrhs=[1, 4], nbrhs=[3], est=False))],
+        # the formats between cala and ScaLAPACK: cala's p?getrf (n³ = 29791 >= 10000; 64000 >= 40000),
+        # ScaLAPACK's p?getrs (n²·nrhs = 961 < 10000; 1600 < 40000) reading cala's IPIV; then
+        # ScaLAPACK's p?getrf (2197 < 3000) and cala's p?getrs (n²·nrhs = 4732) reading ScaLAPACK's IPIV
+        "mixed": [((2, 2), dict(m=[31], n=[31], nb=[4], nrhs=[1], nbrhs=[1], est=False, threshold=10000,
+                                expect_factor=1, expect_solve=0)),
+                  ((1, 3), dict(m=[31, 40], n=[31, 40], nb=[3, 5], nrhs=[1], nbrhs=[1], est=False, threshold=40000,
+                                expect_factor=2, expect_solve=0)),
+                  ((2, 2), dict(m=[13], n=[13], nb=[3, 4], nrhs=[28], nbrhs=[5], est=False, threshold=3000,
+                                expect_factor=0, expect_solve=2)),
+                  ((3, 1), dict(m=[13], n=[13], nb=[2], nrhs=[28], nbrhs=[5], est=False, threshold=3000,
+                                expect_factor=0, expect_solve=1))],
         # the types that share d's code
         "core": [((2, 2), dict(m=[10, 31, 17], n=[12, 31, 13], nb=[3, 4], nrhs=[1, 9], nbrhs=[3], est=False)),
                  ((1, 3), dict(m=[29, 40], n=[29, 23], nb=[5], nrhs=[3], nbrhs=[2], est=False))],
@@ -150,14 +161,19 @@ def check_routing(out, t, spec, c, tests):
     p = t.upper()
     factor = len(re.findall(rf"cala_scalapack: P{p}{spec['factor']}\b.*-> cala:", out))
     solve = len(re.findall(rf"cala_scalapack: P{p}{spec['solve']}\b.*-> cala:", out)) if spec["solve"] else 0
-    lines = re.findall(r"cala_scalapack: (P\w+).*-> ScaLAPACK: (.*)", out)
+    # calls below a threshold > 0 (the "mixed" runs) go to ScaLAPACK by design
+    lines = [l for l in re.findall(r"cala_scalapack: (P\w+).*-> ScaLAPACK: (.*)", out)
+             if "CALA_SCALAPACK_THRESHOLD" not in l[1]]
     no_layout = [l for l in lines if l[0] == f"P{p}{spec['factor']}" and "no cala layout" in l[1]]
     other = [l for l in lines if l not in no_layout]
     _, expected, solves = spec["cases"](c)
+    expected = c.get("expect_factor", expected)
     errors = []
     if factor != expected:
         errors.append(f"{factor} P{p}{spec['factor']} calls through cala, expected {expected}")
-    if solve < solves:
+    if "expect_solve" in c and solve != c["expect_solve"]:
+        errors.append(f"{solve} P{p}{spec['solve']} calls through cala, expected {c['expect_solve']}")
+    elif "expect_solve" not in c and solve < solves:
         errors.append(f"{solve} P{p}{spec['solve']} calls through cala, expected at least {solves}")
     if other:
         errors.append(f"{len(other)} calls went to ScaLAPACK with CALA_SCALAPACK_THRESHOLD=0: {other[:3]}")
@@ -172,14 +188,14 @@ class Tester:
         self.exe = f"x{args.type}{spec['exe']}"
         self.path = os.path.join(TESTERS, self.exe)
 
-    def run(self, dat, np_, shim, timeout):
+    def run(self, dat, np_, shim, timeout, threshold=0):
         with tempfile.TemporaryDirectory(prefix=f"cala_{self.spec['exe']}_") as tmp:
             with open(os.path.join(tmp, self.spec["dat"][0]), "w") as f:
                 f.write(dat)
             cmd = [self.args.mpiexec, "-n", str(np_), "-genv", "OMP_NUM_THREADS", "1"]
             if shim:
                 cmd += ["-genv", "LD_PRELOAD", os.path.abspath(self.args.shim), "-genv", "CALA_VERBOSE", "1",
-                        "-genv", "CALA_SCALAPACK_THRESHOLD", "0"]
+                        "-genv", "CALA_SCALAPACK_THRESHOLD", str(threshold)]
             cmd.append(self.path)
             print("+ (cd", tmp, "&&", " ".join(cmd) + ")", flush=True)
             env = dict(os.environ, OMP_NUM_THREADS="1")
@@ -227,7 +243,7 @@ def main():
         if plain is not None and not plain_ok:
             print(f"  {name}: ScaLAPACK alone (no shim) " + ("hung" if plain.hung else "failed"), flush=True)
         for attempt in range(1, args.attempts + 1):
-            r = tester.run(dat, np_, True, timeout)
+            r = tester.run(dat, np_, True, timeout, c.get("threshold", 0))
             if not r.hung or r.blame(RACY) != "scalapack":
                 break
             describe_hang(f"shim run {attempt}", r)
