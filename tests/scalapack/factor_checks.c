@@ -1,6 +1,7 @@
-/* p?getrf_, p?getrs_ and p?gesv_ through the ABI (linked with libcala_scalapack before
- * -lscalapack-mpich, 4 processes): results, ScaLAPACK's formats and ScaLAPACK's answers to bad
- * input, each against libscalapack's own routine (found with dlopen/dlsym) on the same input.
+/* p?getrf_, p?getrs_, p?gesv_, p?geqrf_ and p?ormqr_/p?unmqr_ through the ABI (linked with
+ * libcala_scalapack before -lscalapack-mpich, 4 processes): results, ScaLAPACK's formats and
+ * ScaLAPACK's answers to bad input, each against libscalapack's own routine (found with
+ * dlopen/dlsym) on the same input.
  *
  *   solves       every type and spelling, both TRANS, sub(A) at a later block with RSRC/CSRC != 0
  *                and LLD gaps, sub(B) in another column: X against X_true; every entry outside
@@ -14,7 +15,11 @@
  *   NaN          INFO = ScaLAPACK's
  *   illegal      IA inside a block, MB != NB, LLD too small on one process, TRANS, IB, B's MB, B
  *                in another context (p?getrs and p?gesv): ScaLAPACK's INFO on every process
- *                (PXERBLA's line: lu_checks.py), A, IPIV and B untouched
+ *                (PXERBLA's line: factor_checks.py), A, IPIV and B untouched
+ *   QR           p?geqrf's workspace query equal to ScaLAPACK's; sub(A) at a later block: A (R and
+ *                V) and TAU equal to ScaLAPACK's to rounding, every other entry untouched; p?ormqr
+ *                (SIDE = L, both TRANS) equal to ScaLAPACK's; LWORK too small (p?geqrf -9,
+ *                p?ormqr -16): INFO on every process, A, TAU and C untouched
  */
 #include <complex.h>
 #include <dlfcn.h>
@@ -39,6 +44,16 @@ typedef void (*GesvFn)(const int*, const int*, void*, const int*, const int*, co
 #define GETRS_ARGS                                                                                             \
     const char*, const int*, const int*, const void*, const int*, const int*, const int*, const int*, void*, \
         const int*, const int*, const int*, int*
+#define GEQRF_ARGS const int*, const int*, void*, const int*, const int*, const int*, void*, void*, const int*, int*
+#define ORMQR_ARGS                                                                                          \
+    const char*, const char*, const int*, const int*, const int*, const void*, const int*, const int*, const int*, \
+        const void*, void*, const int*, const int*, const int*, void*, const int*, int*
+typedef void (*GeqrfFn)(GEQRF_ARGS);
+typedef void (*OrmqrFn)(ORMQR_ARGS);
+void pdgeqrf_(GEQRF_ARGS);
+void pzgeqrf_(GEQRF_ARGS);
+void pdormqr_(ORMQR_ARGS);
+void pzunmqr_(ORMQR_ARGS);
 #define GESV_ARGS \
     const int*, const int*, void*, const int*, const int*, const int*, int*, void*, const int*, const int*, const int*, int*
 void pdgetrf_(GETRF_ARGS);
@@ -63,7 +78,7 @@ static void* real(const char* name) {
     if (lib == NULL) lib = dlopen("libscalapack-mpich.so.2.2", RTLD_LAZY | RTLD_NOLOAD);
     void* f = lib ? dlsym(lib, name) : NULL;
     if (f == NULL) {
-        fprintf(stderr, "lu_checks: no %s in libscalapack-mpich\n", name);
+        fprintf(stderr, "factor_checks: no %s in libscalapack-mpich\n", name);
         exit(2);
     }
     return f;
@@ -309,11 +324,97 @@ static void illegal(const char* what, int ctxt, char kind, Mat* a, int ia, Mat* 
     free(a0.v), free(b0.v), free(ipiv), free(ipiv0);
 }
 
+/* Element-wise |x - y| <= tol·max(1, |y|) over two local arrays of type t. */
+static int differ(char t, const void* x, const void* y, size_t count, double tol) {
+    int bad = 0;
+    for (size_t k = 0; k < count; ++k) {
+        double complex a, b;
+        if (t == 'd') a = ((const double*)x)[k], b = ((const double*)y)[k];
+        else a = ((const double complex*)x)[k], b = ((const double complex*)y)[k];
+        bad |= !(cabs(a - b) <= tol * (cabs(b) > 1 ? cabs(b) : 1));
+    }
+    return bad;
+}
+
+/* sub(A) m x n at (off, off) of A (m+off+2) x (n+off+1): QR by the shim and by libscalapack on the
+ * same input (WORK from each one's query), then Q·C and Qᴴ·C (SIDE = L) on the same factors. */
+static void qr(const char* what, int ctxt, char t, int m, int n, int nb, int rsrc, int off) {
+    int p, q, r, c;
+    Cblacs_gridinfo(ctxt, &p, &q, &r, &c);
+    if (r < 0) return;
+    Mat a = make(ctxt, t, m + off + 2, n + off + 1, nb, nb, rsrc, rsrc, 2);
+    for (int j = 0; j < a.n; ++j)
+        for (int i = 0; i < a.m; ++i) put(&a, i, j, gen(t, 1, i, j));
+    Mat a2 = copy(&a);
+    const int ia = off + 1, k = m < n ? m : n, query = -1, ntau = a.nloc + nb;
+    const size_t e = esize(t);
+    double complex wq = 0, wq2 = 0; /* WORK(1) of each query (any type fits) */
+    int info = -1, info2 = -1, bad = 0;
+    GeqrfFn mine = t == 'd' ? pdgeqrf_ : pzgeqrf_, theirs = (GeqrfFn)real(t == 'd' ? "pdgeqrf_" : "pzgeqrf_");
+    mine(&m, &n, a.v, &ia, &ia, a.desc, NULL, &wq, &query, &info);
+    theirs(&m, &n, a2.v, &ia, &ia, a2.desc, NULL, &wq2, &query, &info2);
+    bad |= info != 0 || info2 != 0 || creal(wq) != creal(wq2) || creal(wq) < 1;
+    int lwork = (int)creal(wq2);
+    void *tau = malloc(e * ntau), *tau2 = malloc(e * ntau), *work = calloc((size_t)lwork + 1, e);
+    for (int i = 0; i < ntau; ++i) memcpy((char*)tau + i * e, &(double complex){-7}, e), memcpy((char*)tau2 + i * e, &(double complex){-7}, e);
+    mine(&m, &n, a.v, &ia, &ia, a.desc, tau, work, &lwork, &info);
+    theirs(&m, &n, a2.v, &ia, &ia, a2.desc, tau2, work, &lwork, &info2);
+    bad |= info != 0 || info2 != 0 || differ(t, a.v, a2.v, bytes(&a) / e, 1e-10) ||
+           differ(t, tau, tau2, (size_t)ntau, 1e-10);
+    if (bad) fprintf(stderr, "[%d] %s: geqrf info %d/%d, WORK(1) %g/%g, results differ\n", me, what, info, info2,
+                     creal(wq), creal(wq2));
+    /* Q·C and Qᴴ·C with C (m+off+1) x 6, sub(C) m x 5 at (off, 1) (rows aligned with sub(A)) */
+    OrmqrFn om = t == 'd' ? pdormqr_ : pzunmqr_, ot = (OrmqrFn)real(t == 'd' ? "pdormqr_" : "pzunmqr_");
+    for (int tr = 0; tr < 2; ++tr) {
+        const char* trans = tr == 0 ? "N" : t == 'd' ? "T" : "C";
+        Mat cm = make(ctxt, t, m + off + 1, 6, nb, 2, rsrc, 0, 1);
+        for (int j = 0; j < cm.n; ++j)
+            for (int i = 0; i < cm.m; ++i) put(&cm, i, j, gen(t, 3, i, j));
+        Mat c2 = copy(&cm);
+        const int nc = 5, jc = 2;
+        double complex oq = 0;
+        om("L", trans, &m, &nc, &k, a.v, &ia, &ia, a.desc, tau, cm.v, &ia, &jc, cm.desc, &oq, &query, &info);
+        int lw = (int)creal(oq);
+        void* w = calloc((size_t)lw + 1, e);
+        om("L", trans, &m, &nc, &k, a.v, &ia, &ia, a.desc, tau, cm.v, &ia, &jc, cm.desc, w, &lw, &info);
+        ot("L", trans, &m, &nc, &k, a.v, &ia, &ia, a.desc, tau, c2.v, &ia, &jc, c2.desc, w, &lw, &info2);
+        if (info != 0 || info2 != 0 || differ(t, cm.v, c2.v, bytes(&cm) / e, 1e-10)) {
+            fprintf(stderr, "[%d] %s: ormqr %s info %d/%d, results differ\n", me, what, trans, info, info2);
+            bad = 1;
+        }
+        free(cm.v), free(c2.v), free(w);
+    }
+    verdict(ctxt, what, bad);
+    free(a.v), free(a2.v), free(tau), free(tau2), free(work);
+}
+
+/* LWORK one short of LWMIN: p?geqrf -9, p?ormqr -16 on every process; A, TAU, C untouched. */
+static void qr_lwork(int ctxt) {
+    Mat a = make(ctxt, 'd', 16, 12, 4, 4, 0, 0, 0), cm = make(ctxt, 'd', 16, 4, 4, 4, 0, 0, 0);
+    for (int j = 0; j < 12; ++j)
+        for (int i = 0; i < 16; ++i) put(&a, i, j, gen('d', 1, i, j)), put(&cm, i, j % 4, 2);
+    Mat a0 = copy(&a), c0 = copy(&cm);
+    int m = 16, n = 12, k = 12, nc = 4, one = 1, query = -1, info = 0, info2 = 0;
+    double wq = 0, tau[16], tau0[16], work[4096];
+    for (int i = 0; i < 16; ++i) tau[i] = tau0[i] = -7;
+    pdgeqrf_(&m, &n, a.v, &one, &one, a.desc, tau, &wq, &query, &info);
+    int lw = (int)wq - 1;
+    pdgeqrf_(&m, &n, a.v, &one, &one, a.desc, tau, work, &lw, &info);
+    pdormqr_("L", "T", &m, &nc, &k, a.v, &one, &one, a.desc, tau, cm.v, &one, &one, cm.desc, &wq, &query, &info2);
+    lw = (int)wq - 1;
+    pdormqr_("L", "T", &m, &nc, &k, a.v, &one, &one, a.desc, tau, cm.v, &one, &one, cm.desc, work, &lw, &info2);
+    const int bad = info != -9 || info2 != -16 || memcmp(a.v, a0.v, bytes(&a)) != 0 ||
+                    memcmp(cm.v, c0.v, bytes(&cm)) != 0 || memcmp(tau, tau0, sizeof tau) != 0;
+    if (bad) fprintf(stderr, "[%d] LWORK too small: info %d and %d, expected -9 and -16\n", me, info, info2);
+    verdict(ctxt, "LWORK too small: p?geqrf -9, p?ormqr -16", bad);
+    free(a.v), free(a0.v), free(cm.v), free(c0.v);
+}
+
 int main(void) {
     int nprocs, row, colc, sub;
     Cblacs_pinfo(&me, &nprocs);
     if (nprocs != 4) {
-        if (me == 0) fprintf(stderr, "lu_checks: run on 4 processes\n");
+        if (me == 0) fprintf(stderr, "factor_checks: run on 4 processes\n");
         Cblacs_exit(0);
         return 1;
     }
@@ -364,9 +465,14 @@ int main(void) {
     illegal("p?gesv B in another context (info -1102)", row, 'v', &a, 1, &bctx, 1, "N", -1102);
     illegal("p?gesv IA inside a block (info -4)", row, 'v', &a, 2, &b, 2, "N", -4);
 
+    qr("pdgeqrf_ + pdormqr_ vs ScaLAPACK, 2x2, sub(A) 37 x 29 at (5, 5)", row, 'd', 37, 29, 4, 1, 4);
+    qr("pzgeqrf_ + pzunmqr_ vs ScaLAPACK, column-major 2x2, 30 x 30", colc, 'z', 30, 30, 5, 0, 0);
+    qr("pdgeqrf_ + pdormqr_ vs ScaLAPACK, 1x3 sub-grid, 25 x 40", sub, 'd', 25, 40, 3, 0, 3);
+    qr_lwork(row);
+
     int all = failures;
     Cigsum2d(row, "All", " ", 1, 1, &all, 1, -1, -1);
-    if (me == 0) printf("lu_checks: %s\n", all == 0 ? "all checks passed" : "FAILED");
+    if (me == 0) printf("factor_checks: %s\n", all == 0 ? "all checks passed" : "FAILED");
     fflush(stdout);
     Cblacs_exit(0);
     return all == 0 ? 0 : 1;
