@@ -1,0 +1,143 @@
+// cala::getrf -> checks, argument agreement -> getrf_engine (2D CALU on the user's grid)
+// cala::getrs -> checks -> the interchanges (exchange_rows, step by step) -> cala::trsm twice
+
+#include <cstdint>
+#include <string>
+
+#include "cala/cholesky.hpp"
+#include "cala/lu.hpp"
+#include "core/check.hpp"
+#include "lu/engine.hpp"
+#include "matrix/redistribute_impl.hpp"
+
+namespace cala {
+
+const char* to_string(LuVariant v) noexcept {
+    switch (v) {
+        case LuVariant::TwoD: return "2D";
+        default: return "auto";
+    }
+}
+
+namespace detail {
+
+std::string lu_options_error(const char* fn, const LuOptions& o) {
+    if (o.variant < LuVariant::Auto || o.variant > LuVariant::TwoD)
+        return cat(fn, ": variant is ", static_cast<int>(o.variant), ", not an LuVariant");
+    if (o.lookahead < 0) return cat(fn, ": lookahead must be >= 0, got ", o.lookahead);
+    if (o.memory_limit_bytes < 0) return cat(fn, ": memory_limit_bytes must be >= 0, got ", o.memory_limit_bytes);
+    return {};
+}
+
+std::string lu_layout_error(const char* fn, const BlockCyclic& l) {
+    if (l.rows.nb != l.cols.nb)
+        return cat(fn, ": A's blocks are ", l.rows.nb, " x ", l.cols.nb, " (mb x nb), must be square");
+    if (l.rows.ib != l.cols.ib)
+        return cat(fn, ": A starts ", l.rows.nb - l.rows.ib, " rows but ", l.cols.nb - l.cols.ib,
+                   " columns into its first block (a submatrix must start at the same offset in both)");
+    return {};
+}
+
+LuGeom lu_geom(const BlockCyclic& l) { return LuGeom{l.rows, l.cols}; }
+
+namespace {
+
+template <class T>
+std::string check_getrf(const MatrixRef<T>& a, const LuOptions& o) {
+    std::string e = check_same_grid("getrf", "A", a.grid(), a.layout(), a.grid());
+    if (e.empty()) e = check_local("getrf", "A", a);
+    if (e.empty()) e = lu_layout_error("getrf", a.layout());
+    if (e.empty()) e = lu_options_error("getrf", o);
+    return e;
+}
+
+template <class T>
+std::string check_getrs(Op op, const MatrixRef<T>& a, const std::vector<index_t>& ipiv, const MatrixRef<T>& b) {
+    std::string e = check_same_grid("getrs", "A", a.grid(), a.layout(), b.grid());
+    if (e.empty()) e = check_same_grid("getrs", "B", b.grid(), b.layout(), b.grid());
+    if (e.empty()) e = check_local("getrs", "A", a);
+    if (e.empty()) e = check_local("getrs", "B", b);
+    if (!e.empty()) return e;
+    if (op != Op::N && op != Op::T && op != Op::C) return cat("getrs: op is ", static_cast<int>(op), ", not an Op");
+    if (a.m() != a.n()) return cat("getrs: A is ", a.m(), " x ", a.n(), ", not square");
+    if (b.m() != a.n()) return cat("getrs: B has ", b.m(), " rows but A is ", a.n(), " x ", a.n());
+    e = lu_layout_error("getrs", a.layout());
+    if (!e.empty()) return e;
+    const Dist1D &ar = a.layout().rows, &br = b.layout().rows;
+    if (br.nb != ar.nb || br.ib != ar.ib)
+        return cat("getrs: B's row blocks (", br.nb, ", first ", br.ib, ") must line up with A's (", ar.nb, ", first ",
+                   ar.ib, ")");
+    if (static_cast<index_t>(ipiv.size()) != a.n())
+        return cat("getrs: ipiv has ", ipiv.size(), " entries, A is ", a.n(), " x ", a.n());
+    for (std::size_t i = 0; i < ipiv.size(); ++i)
+        if (ipiv[i] < static_cast<index_t>(i) || ipiv[i] >= a.n())
+            return cat("getrs: ipiv[", i, "] is ", ipiv[i], ", must be in [", i, ", ", a.n(), ")");
+    return {};
+}
+
+LuArgs lu_args(const Grid2D& g, const BlockCyclic& l, const LuOptions& o) {
+    LuArgs args;
+    args.g = lu_geom(l);
+    args.row = g.row();
+    args.col = g.col();
+    args.row_comm = &g.row_comm();
+    args.col_comm = &g.col_comm();
+    args.lookahead = o.lookahead;
+    return args;
+}
+
+}  // namespace
+}  // namespace detail
+
+template <class T>
+index_t getrf(const MatrixRef<T>& a, std::vector<index_t>& ipiv, const LuOptions& opts) {
+    using namespace detail;
+    const std::string err = check_getrf(a, opts);
+    std::uint64_t fp = 0;
+    if (err.empty()) {
+        const std::int64_t o[] = {static_cast<std::int64_t>(opts.variant), opts.lookahead, opts.memory_limit_bytes};
+        fp = fingerprint(fingerprint(0x4c55, o, sizeof o), a.layout());
+    }
+    a.grid().comm().agree(err, fp, "getrf");
+    const LuArgs args = lu_args(a.grid(), a.layout(), opts);
+    return getrf_engine(args, a.data(), a.ld(), ipiv);
+}
+
+template <class T>
+void getrs(Op op, const MatrixRef<T>& a, const std::vector<index_t>& ipiv, const MatrixRef<T>& b) {
+    using namespace detail;
+    const std::string err = check_getrs(op, a, ipiv, b);
+    std::uint64_t fp = 0;
+    if (err.empty()) {
+        fp = fingerprint(fingerprint(fingerprint(0x4c53, &op, sizeof op), a.layout()), b.layout());
+        fp = fingerprint(fp, ipiv.data(), ipiv.size() * sizeof(index_t));
+    }
+    b.grid().comm().agree(err, fp, "getrs");
+    if (a.n() == 0 || b.n() == 0) return;
+    const LuGeom g = lu_geom(a.layout());
+    const Grid2D& grid = b.grid();
+    const index_t w = b.n_loc();
+    auto exchange = [&](index_t l, bool undo) {
+        const index_t k0 = g.start(l), kb = g.width(l);
+        const Moves mv = step_moves(ipiv, k0, kb);
+        exchange_rows(b.layout().rows, grid.row(), grid.col_comm(), k0, kb, undo ? inverse_moves(mv) : mv, b.data(),
+                      b.ld(), w);
+    };
+    if (op == Op::N) {
+        for (index_t l = 0; l < g.steps(); ++l) exchange(l, false);
+        trsm(Uplo::Lower, Op::N, Diag::Unit, T(1), a, b);
+        trsm(Uplo::Upper, Op::N, Diag::NonUnit, T(1), a, b);
+        return;
+    }
+    trsm(Uplo::Upper, op, Diag::NonUnit, T(1), a, b);
+    trsm(Uplo::Lower, op, Diag::Unit, T(1), a, b);
+    for (index_t l = g.steps(); l-- > 0;) exchange(l, true);
+}
+
+#define CALA_INST(T)                                                                          \
+    template index_t getrf<T>(const MatrixRef<T>&, std::vector<index_t>&, const LuOptions&);  \
+    template void getrs<T>(Op, const MatrixRef<T>&, const std::vector<index_t>&, const MatrixRef<T>&);
+CALA_FOR_EACH_TYPE(CALA_INST)
+#undef CALA_INST
+
+}  // namespace cala

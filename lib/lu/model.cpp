@@ -1,0 +1,126 @@
+// getrf_cost and getrs_cost: the schedule of geometry.hpp walked for one process, counted with
+// comm.hpp's convention (a broadcast: 1 message each side; a reduce: 1 each side; a point-to-point
+// message: 1 each side; nothing over one rank or of zero words).
+
+#include <algorithm>
+#include <string>
+
+#include "cala/cholesky.hpp"
+#include "cala/lu.hpp"
+#include "core/check.hpp"
+#include "lu/geometry.hpp"
+#include "model/check.hpp"
+
+namespace cala {
+
+namespace detail {
+std::string lu_options_error(const char* fn, const LuOptions& o);
+std::string lu_layout_error(const char* fn, const BlockCyclic& l);
+}  // namespace detail
+
+namespace {
+
+struct Tally {
+    Cost c;
+    // One collective or message of w words on a communicator of s ranks; root: this rank sends.
+    void bcast(std::int64_t w, int s, bool root) {
+        if (s <= 1 || w == 0) return;
+        c.msgs += 1;
+        c.words += w;
+        if (!root) c.words_recv += w;
+    }
+    void reduce(std::int64_t w, int s, bool root) {
+        if (s <= 1 || w == 0) return;
+        c.msgs += 1;
+        c.words += w;
+        if (root) c.words_recv += w;
+    }
+};
+
+// The interchanges of one step on w local columns (exchange_rows): a broadcast and a reduce.
+void exchange(Tally& t, index_t kb, index_t w, int p, bool root) {
+    t.bcast(kb * w, p, root);
+    t.reduce(kb * w, p, root);
+}
+
+}  // namespace
+
+Cost getrf_cost(const BlockCyclic& a, const LuOptions& opts, int row, int col, std::size_t elem_size, bool is_complex) {
+    detail::throw_if(detail::lu_layout_error("getrf_cost", a));
+    detail::throw_if(detail::lu_options_error("getrf_cost", opts));
+    detail::check_process("getrf_cost", a, row, col);
+    const detail::LuGeom g{a.rows, a.cols};
+    const int p = g.p(), q = g.q();
+    const index_t m_loc = g.rows.local_size(row), n_loc = g.cols.local_size(col);
+    const double fm = is_complex ? 8.0 : 2.0;  // flops per multiply-add
+    const auto es = static_cast<std::int64_t>(elem_size);
+    Tally t;
+    std::int64_t peak = 0;
+    for (index_t l = 0; l < g.steps(); ++l) {
+        const index_t k0 = g.start(l), kb = g.width(l);
+        const int pr = g.ro(l), pc = g.co(l);
+        const std::int64_t words = kb * (kb + 2);
+        const index_t mr = m_loc - g.row_from(k0, row);
+        const index_t mrest = m_loc - g.row_from(k0 + kb, row), nrest = n_loc - g.col_from(k0 + kb, col);
+        std::int64_t live = words;
+        if (col == pc) {
+            // T: the tree (each message kb x (kb+2)), local getrf and one getrf per merge.
+            const auto role = g.tree_role(l, row);
+            for (int i = 0; i < role.receives; ++i) t.bcast(words, p, false);
+            if (role.send_to >= 0) t.bcast(words, p, true);
+            const double kk = double(kb);
+            t.c.flops += fm / 2 * (double(mr) * kk * kk - kk * kk * kk / 3);
+            t.c.flops += role.receives * fm / 2 * (2 * kk * kk * kk - kk * kk * kk / 3);
+            live += 4 * words + mr * kb + 2 * kb * kb;
+            // I, first half: down column pc.
+            t.bcast(words, p, row == pr);
+            t.c.flops += fm / 2 * double(mrest) * kk * kk;
+        }
+        t.bcast(words, q, col == pc);
+        exchange(t, kb, n_loc, p, row == pr);
+        if (row == pr) t.c.flops += fm / 2 * double(kb) * double(kb) * double(nrest);
+        t.bcast(mrest * kb, q, col == pc);
+        t.bcast(kb * nrest, p, row == pr);
+        t.c.flops += fm * double(mrest) * double(nrest) * double(kb);
+        live = std::max<std::int64_t>(live, words + 3 * kb * n_loc);
+        live = std::max<std::int64_t>(live, words + mrest * kb + kb * nrest);
+        peak = std::max(peak, live);
+    }
+    t.c.extra_bytes = peak * es;
+    return t.c;
+}
+
+Cost getrs_cost(Op op, const BlockCyclic& a, const BlockCyclic& b, int row, int col, std::size_t elem_size,
+                bool is_complex) {
+    using detail::cat;
+    if (op != Op::N && op != Op::T && op != Op::C) throw Error(cat("getrs_cost: op is ", static_cast<int>(op), ", not an Op"));
+    detail::throw_if(detail::lu_layout_error("getrs_cost", a));
+    detail::throw_if(detail::same_grid_error("getrs_cost", "A", a, {{"B", &b}}));
+    if (a.m() != a.n()) throw Error(cat("getrs_cost: A is ", a.m(), " x ", a.n(), ", not square"));
+    if (b.m() != a.n()) throw Error(cat("getrs_cost: B has ", b.m(), " rows but A is ", a.n(), " x ", a.n()));
+    if (b.rows.nb != a.rows.nb || b.rows.ib != a.rows.ib)
+        throw Error("getrs_cost: B's row blocks must line up with A's");
+    detail::check_process("getrs_cost", a, row, col);
+    if (a.n() == 0 || b.n() == 0) return {};
+    const detail::LuGeom g{a.rows, a.cols};
+    const index_t w = b.cols.local_size(col);
+    Tally t;
+    for (index_t l = 0; l < g.steps(); ++l) exchange(t, g.width(l), w, g.p(), row == b.rows.owner(g.start(l)));
+    const Uplo first = op == Op::N ? Uplo::Lower : Uplo::Upper;
+    const Uplo second = op == Op::N ? Uplo::Upper : Uplo::Lower;
+    const Cost c1 = trsm_cost(first, op, a, b, TrsmOptions{}, row, col, elem_size, is_complex);
+    const Cost c2 = trsm_cost(second, op, a, b, TrsmOptions{}, row, col, elem_size, is_complex);
+    Cost c = t.c;
+    for (const Cost* x : {&c1, &c2}) {
+        c.words += x->words;
+        c.words_recv += x->words_recv;
+        c.msgs += x->msgs;
+        c.flops += x->flops;
+        c.stream_words += x->stream_words;
+    }
+    c.extra_bytes = std::max({c1.extra_bytes, c2.extra_bytes,
+                              3 * (a.rows.nb) * w * static_cast<std::int64_t>(elem_size)});
+    return c;
+}
+
+}  // namespace cala

@@ -1,0 +1,98 @@
+#pragma once
+// The panel schedule of cala::geqrf / cala::ormqr on a p x q grid, shared by the engines
+// (lib/qr/engine.cpp, tsqr.cpp, ormqr.cpp) and the cost model (lib/qr/model.cpp), so that the
+// two walk the same steps. Pure arithmetic, no MPI.
+//
+// The layout has square blocks aligned with the diagonal (rows and columns: the same nb and
+// first-block size ib), so row block l and column block l cover the same indices. Panel l is
+// column block l: columns [c0, c0 + bs), its k_l = min(bs, kmax − c0) reflectors start on the
+// diagonal, at row c0. Its rows [c0, m) are row blocks l, l+1, ...: the np = min(p, mt − l)
+// process rows ro(l), ro(l)+1, ... (mod p) hold them; "participant" t is process row
+// (ro(l) + t) mod p and holds panel_rows(l, row) of them (the first w of participant 0 are the
+// diagonal block).
+//
+// TSQR (np > 1) reduces the participants' R factors (each min(rows, w) x w) pairwise: at level
+// s, participant t (t mod 2^(s+1) == 0) receives the R of t + 2^s (if it exists) and factors the
+// two stacked; the explicit Q goes back down the same tree with the same sizes.
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "cala/layout.hpp"
+
+namespace cala::detail {
+
+struct QrGeom {
+    Dist1D rows, cols;
+    index_t kmax = 0;  ///< reflectors in all: min(m, n) for geqrf, k for ormqr
+
+    int p() const noexcept { return rows.nprocs; }
+    int q() const noexcept { return cols.nprocs; }
+    index_t mt() const noexcept { return rows.num_blocks(); }
+    /// Panels: column blocks that start before kmax.
+    index_t kt() const noexcept { return kmax == 0 ? 0 : cols.block_of(kmax - 1) + 1; }
+    index_t c0(index_t l) const noexcept { return cols.block_start(l); }
+    index_t bs(index_t l) const noexcept { return cols.block_size(l); }
+    /// Reflectors of panel l.
+    index_t w(index_t l) const noexcept { return std::min(bs(l), kmax - c0(l)); }
+    int ro(index_t l) const noexcept { return rows.block_owner(l); }
+    int co(index_t l) const noexcept { return cols.block_owner(l); }
+    int np(index_t l) const noexcept { return static_cast<int>(std::min<index_t>(p(), mt() - l)); }
+    /// Participant index of process row r in panel l (>= np: none).
+    int part(index_t l, int r) const noexcept { return (r - ro(l) + p()) % p(); }
+    /// Local rows of panel l on process row r (its rows >= c0).
+    index_t panel_rows(index_t l, int r) const noexcept {
+        return rows.local_size(r) - rows.local_before(c0(l), r);
+    }
+    index_t row0(index_t l, int r) const noexcept { return rows.local_before(c0(l), r); }
+    /// Local columns of process column c right of panel l (trailing columns).
+    index_t trail0(index_t l, int c) const noexcept { return cols.local_before(c0(l) + bs(l), c); }
+    index_t trail(index_t l, int c) const noexcept { return cols.local_size(c) - trail0(l, c); }
+
+    /// One pairwise reduction of the TSQR tree: `to` receives the `rows` x w R factor of `from`.
+    struct Combine {
+        int to, from;
+        index_t rows_to, rows_from;  ///< rows of the two stacked R factors
+    };
+    /// The tree of panel l in order (bottom level first); empty when np <= 1.
+    std::vector<Combine> tree(index_t l) const {
+        std::vector<Combine> out;
+        const int n = np(l);
+        if (n <= 1) return out;
+        const index_t wl = w(l);
+        std::vector<index_t> rho(static_cast<std::size_t>(n));
+        for (int t = 0; t < n; ++t) rho[t] = std::min(panel_rows(l, (ro(l) + t) % p()), wl);
+        for (int s = 1; s < n; s *= 2)
+            for (int t = 0; t + s < n; t += 2 * s) {
+                out.push_back({t, t + s, rho[t], rho[t + s]});
+                rho[t] = std::min(rho[t] + rho[t + s], wl);
+            }
+        return out;
+    }
+};
+
+/// Elements of the workspace cala::geqrf allocates on process (r, c) (engine.cpp carves it up).
+struct QrWork {
+    index_t vslot = 0;  ///< one row-broadcast slot: the panel's V rows and T
+    index_t w = 0;      ///< W and Z of the trailing update
+    index_t tsqr = 0;   ///< TSQR on the panel column: Q, the tree's stacked factors, U and T
+    index_t total() const noexcept { return 2 * vslot + 2 * w + tsqr; }
+};
+
+inline QrWork qr_work(const QrGeom& g, int r, int c) {
+    QrWork out;
+    const index_t nb = g.cols.nb;
+    const index_t mloc = g.rows.local_size(r), nloc = g.cols.local_size(c);
+    if (g.kt() == 0) return out;
+    out.vslot = mloc * nb + nb * nb;
+    out.w = nb * nloc;
+    int levels = 0;
+    for (int s = 1; s < g.p(); s *= 2) ++levels;
+    // The leaf's factored rows and tau; per tree level the stacked pair and its tau; the
+    // column broadcast [L\U | T], the R or X in flight, X, and Y of the way down.
+    if (g.p() > 1) out.tsqr = mloc * nb + nb + levels * (2 * nb * nb + nb) + 6 * nb * nb;
+    return out;
+}
+
+}  // namespace cala::detail

@@ -1,0 +1,121 @@
+// Exact cost of cala::geqrf and cala::ormqr per rank: the engines' schedules (geometry.hpp,
+// engine.cpp, panel.cpp) counted with the Traffic convention of comm.hpp.
+//
+// geqrf, step l, w = w(l), m_r = panel rows of process row r, n_t = trailing local columns:
+//   TSQR (np > 1, column co(l)): per tree edge, rows_from·w words up and the same down;
+//        [L\U | T] broadcast down the column: 2w² words
+//   row broadcast (q > 1, m_r > 0): w² + m_r·w words from co(l)
+//   update (np > 1): allreduce of w·n_t down the column (split in two on column co(l+1) with
+//        lookahead: w·nb(l+1), then w·(n_t − nb(l+1)))
+//   end: allreduce of the min(m, n) taus over the grid (P > 1)
+
+#include <algorithm>
+
+#include "cala/qr.hpp"
+#include "model/check.hpp"
+#include "qr/geometry.hpp"
+
+namespace cala {
+
+namespace detail {
+namespace {
+
+struct Tally {
+    Cost c;
+    void send(std::int64_t w) {
+        if (w > 0) c.words += w, c.msgs += 1;
+    }
+    void receive(std::int64_t w) {
+        if (w > 0) c.words += w, c.words_recv += w, c.msgs += 1;
+    }
+    void both(std::int64_t w) { send(w), receive(w); }
+};
+
+void check_aligned(const char* fn, const BlockCyclic& a) {
+    if (a.rows.nb != a.cols.nb || (a.m() > 0 && a.n() > 0 && a.rows.ib != a.cols.ib))
+        throw Error(std::string(fn) + ": A must have square blocks aligned with its diagonal");
+}
+
+}  // namespace
+}  // namespace detail
+
+Cost geqrf_cost(const BlockCyclic& a, const QrOptions& opts, int row, int col, std::size_t elem_size,
+                bool is_complex) {
+    detail::check_process("geqrf_cost", a, row, col);
+    detail::check_aligned("geqrf_cost", a);
+    detail::check_at_least("geqrf_cost", "lookahead", opts.lookahead, 0);
+    const index_t k = std::min(a.m(), a.n());
+    detail::Tally t;
+    if (k == 0) return t.c;
+    const detail::QrGeom g{a.rows, a.cols, k};
+    const int r = row, c = col, p = g.p(), q = g.q();
+    const double fm = is_complex ? 4.0 : 1.0;
+    for (index_t l = 0; l < g.kt(); ++l) {
+        const index_t w = g.w(l), mr = g.panel_rows(l, r);
+        const int np = g.np(l);
+        if (c == g.co(l)) {
+            if (np > 1) {
+                const int me = g.part(l, r);
+                for (const auto& e : g.tree(l))
+                    if (e.from == me || e.to == me) t.both(e.rows_from * w);
+                if (r == g.ro(l)) t.send(2 * w * w);
+                else t.receive(2 * w * w);
+                // Leaf geqrf, Q formed (ormqr), V = Q·U⁻¹.
+                if (mr > 0) t.c.flops += fm * (4.0 * double(mr) * w * w + double(mr) * w * w);
+            } else if (mr > 0) {
+                t.c.flops += fm * 2.0 * double(mr) * w * g.bs(l);
+            }
+            if (q > 1 && mr > 0) t.send(w * w + mr * w);
+        } else if (q > 1 && mr > 0) {
+            t.receive(w * w + mr * w);
+        }
+        const index_t nt = g.trail(l, c);
+        if (mr > 0) t.c.flops += fm * (4.0 * double(mr) * w * nt + 2.0 * double(w) * w * nt);
+        if (np > 1 && nt > 0) {
+            if (opts.lookahead > 0 && l + 1 < g.kt() && c == g.co(l + 1)) {
+                t.both(w * g.bs(l + 1));
+                t.both(w * (nt - g.bs(l + 1)));
+            } else {
+                t.both(w * nt);
+            }
+        }
+    }
+    if (std::int64_t(p) * q > 1) t.both(k);
+    t.c.extra_bytes = detail::qr_work(g, r, c).total() * static_cast<std::int64_t>(elem_size);
+    return t.c;
+}
+
+Cost ormqr_cost(Side side, Op op, const BlockCyclic& a, const BlockCyclic& c, index_t k, const QrOptions& opts,
+                int row, int col, std::size_t elem_size, bool is_complex) {
+    detail::check_process("ormqr_cost", c, row, col);
+    if (side != Side::Left) throw Error("ormqr_cost: Side::Right is not supported yet");
+    (void)op;
+    detail::check_at_least("ormqr_cost", "lookahead", opts.lookahead, 0);
+    detail::check_at_least("ormqr_cost", "k", k, 0);
+    if (k > std::min(a.m(), a.n())) throw Error("ormqr_cost: k exceeds the reflectors A can hold");
+    detail::Tally t;
+    if (k == 0 || c.m() == 0 || c.n() == 0) return t.c;
+    detail::check_aligned("ormqr_cost", a);
+    const detail::QrGeom g{a.rows, a.cols, k};
+    const int r = row, q = g.q();
+    const index_t nc = c.cols.local_size(col), nb = g.cols.nb;
+    const double fm = is_complex ? 4.0 : 1.0;
+    for (index_t l = 0; l < g.kt(); ++l) {
+        const index_t w = g.w(l), mr = g.panel_rows(l, r);
+        const bool reduce = g.np(l) > 1;
+        if (col == g.co(l)) {
+            if (reduce) t.both(w * w);
+            if (q > 1 && mr > 0) t.send(w * w + mr * w);
+            t.c.flops += fm * 2.0 * double(mr) * w * w;
+        } else if (q > 1 && mr > 0) {
+            t.receive(w * w + mr * w);
+        }
+        if (reduce && nc > 0) t.both(w * nc);
+        if (mr > 0) t.c.flops += fm * (4.0 * double(mr) * w * nc + 2.0 * double(w) * w * nc);
+    }
+    const index_t mloc = g.rows.local_size(r);
+    t.c.extra_bytes = (mloc * nb + 2 * nb * nb + 2 * nb * std::max<index_t>(nc, 1)) * static_cast<std::int64_t>(elem_size);
+    return t.c;
+}
+
+}  // namespace cala
