@@ -121,7 +121,7 @@ void getrs(Op op, const MatrixRef<T>& a, const std::vector<index_t>& ipiv, const
         const index_t k0 = g.start(l), kb = g.width(l);
         const Moves mv = step_moves(ipiv, k0, kb);
         exchange_rows(b.layout().rows, grid.row(), grid.col_comm(), k0, kb, undo ? inverse_moves(mv) : mv, b.data(),
-                      b.ld(), w);
+                      b.ld(), ColRanges{{0, w}});
     };
     if (op == Op::N) {
         for (index_t l = 0; l < g.steps(); ++l) exchange(l, false);
