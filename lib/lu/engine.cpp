@@ -91,9 +91,10 @@ private:
         s.mrest = m_loc_ - s.lrb;
         s.lcr = g_.col_from(s.k0 + s.kb, c_);
         s.nrest = n_loc_ - s.lcr;
-        s.top = Buffer<T>(s.kb * (s.kb + 2));
-        s.lb = Buffer<T>(s.mrest * s.kb);
-        s.ub = Buffer<T>(s.kb * s.nrest);
+        // Sized once for the first (largest) step, then reused.
+        if (s.top.size() < s.kb * (s.kb + 2)) s.top = Buffer<T>(s.kb * (s.kb + 2));
+        if (s.lb.size() < s.mrest * s.kb) s.lb = Buffer<T>(s.mrest * s.kb);
+        if (s.ub.size() < s.kb * s.nrest) s.ub = Buffer<T>(s.kb * s.nrest);
     }
 
     void decode(const Step& s) {
@@ -118,7 +119,7 @@ private:
                 tournament(g_, s.l, r_, colc_, a_, lda_, s.top.data());
                 colc_.ibcast(s.top.data(), words, s.pr).wait();
                 decode(s);
-                exchange_rows(g_.rows, r_, colc_, s.k0, kb, step_moves(ipiv_, s.k0, kb), a_, lda_, ColRanges{{s.lc0, kb}});
+                exchange_rows(g_.rows, r_, colc_, s.k0, kb, step_moves(ipiv_, s.k0, kb), a_, lda_, ColRanges{{s.lc0, kb}}, xw_);
                 if (r_ == s.pr) kernels::copy(Op::N, kb, kb, s.top.data(), kb, pan + s.lr0, lda_);
                 kernels::trsm_right_upper_lu(s.mrest, kb, s.top.data(), kb, pan + s.lrb, lda_);
             }
@@ -142,7 +143,7 @@ private:
         } else if (n_loc_ > 0) {
             cols.emplace_back(0, n_loc_);
         }
-        exchange_rows(g_.rows, r_, colc_, s.k0, kb, step_moves(ipiv_, s.k0, kb), a_, lda_, cols);
+        exchange_rows(g_.rows, r_, colc_, s.k0, kb, step_moves(ipiv_, s.k0, kb), a_, lda_, cols, xw_);
         if (r_ == s.pr && s.nrest > 0) {
             T* u12 = a_ + s.lr0 + s.lcr * lda_;
             kernels::trsm(true, true, Op::N, true, kb, s.nrest, T(1), s.top.data(), kb, u12, lda_);
@@ -183,6 +184,7 @@ private:
     index_t m_loc_, n_loc_;
     index_t info_ = 0;
     Step st_[2];
+    ExchangeBuffers<T> xw_;
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cala/comm.hpp"
+#include "core/workspace.hpp"
 #include "lu/geometry.hpp"
 
 namespace cala::detail {
@@ -34,6 +35,18 @@ Moves step_moves(const std::vector<index_t>& ipiv, index_t k0, index_t kb);
 /// The moves that undo `m`.
 Moves inverse_moves(const Moves& m);
 
+/// The buffers of exchange_rows, kept across steps (fresh ones cost a page fault per page).
+template <class T>
+struct ExchangeBuffers {
+    Buffer<T> d, part, sum;
+    void reserve(index_t n) {
+        if (d.size() >= n) return;
+        d = Buffer<T>(n);
+        part = Buffer<T>(n);
+        sum = Buffer<T>(n);
+    }
+};
+
 /// Local column ranges [first, first + count) of an exchange, packed into one message.
 using ColRanges = std::vector<std::pair<index_t, index_t>>;
 
@@ -43,7 +56,7 @@ using ColRanges = std::vector<std::pair<index_t, index_t>>;
 /// moves. Collective over col_comm (every rank of it passes the same total width).
 template <class T>
 void exchange_rows(const Dist1D& rows, int r, const Comm& col_comm, index_t k0, index_t kb, const Moves& moves, T* a,
-                   index_t lda, const ColRanges& cols);
+                   index_t lda, const ColRanges& cols, ExchangeBuffers<T>& ws);
 
 /// Step T and the decision of step I on the ranks of process column pc(l): the tournament over
 /// col_comm. On the root (process row ro(l)) `top` (kb x (kb+2), ld kb) receives L11\U11 of the

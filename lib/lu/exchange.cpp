@@ -60,7 +60,7 @@ void for_columns(const ColRanges& cols, F&& f) {
 
 template <class T>
 void exchange_rows(const Dist1D& rows, int r, const Comm& col_comm, index_t k0, index_t kb, const Moves& moves, T* a,
-                   index_t lda, const ColRanges& cols) {
+                   index_t lda, const ColRanges& cols, ExchangeBuffers<T>& ws) {
     index_t w = 0;
     for (const auto& rg : cols) w += rg.second;
     if (kb == 0 || w == 0) return;
@@ -78,11 +78,14 @@ void exchange_rows(const Dist1D& rows, int r, const Comm& col_comm, index_t k0, 
     const int pr = rows.owner(k0);
     const bool root = r == pr;
     const index_t n = kb * w;
-    Buffer<T> d(n), part(n), sum(root ? n : 0);
+    ws.reserve(n);
+    T* d = ws.d.data();
+    T* part = ws.part.data();
+    T* sum = ws.sum.data();
     if (root) {
         const index_t lr_d = rows.to_local(k0);
         for_columns(cols, [&](index_t j, index_t x) {
-            std::copy(a + lr_d + j * lda, a + lr_d + kb + j * lda, d.data() + x * kb);
+            std::copy(a + lr_d + j * lda, a + lr_d + kb + j * lda, d + x * kb);
         });
     }
     // (local row, row of the kb-row buffers): what I send into D; what I write, from D or the sum.
@@ -94,12 +97,12 @@ void exchange_rows(const Dist1D& rows, int r, const Comm& col_comm, index_t k0, 
         else from_sum.emplace_back(rows.to_local(pos), pos - k0);
     }
     for_columns(cols, [&](index_t j, index_t x) {
-        T* p = part.data() + x * kb;
+        T* p = part + x * kb;
         std::fill(p, p + kb, T(0));
         for (const auto& [lr, bi] : give) p[bi] = a[lr + j * lda];
     });
-    Request rb = col_comm.ibcast(d.data(), n, pr);
-    Request rr = col_comm.ireduce_sum(part.data(), root ? sum.data() : part.data(), n, pr);
+    Request rb = col_comm.ibcast(d, n, pr);
+    Request rr = col_comm.ireduce_sum(part, root ? sum : part, n, pr);
     rb.wait();
     rr.wait();
     for_columns(cols, [&](index_t j, index_t x) {
@@ -111,7 +114,7 @@ void exchange_rows(const Dist1D& rows, int r, const Comm& col_comm, index_t k0, 
 
 #define CALA_INST(T)                                                                                          \
     template void exchange_rows<T>(const Dist1D&, int, const Comm&, index_t, index_t, const Moves&, T*, index_t, \
-                                   const ColRanges&);
+                                   const ColRanges&, ExchangeBuffers<T>&);
 CALA_FOR_EACH_TYPE(CALA_INST)
 #undef CALA_INST
 
