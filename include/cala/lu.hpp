@@ -48,8 +48,9 @@ struct LuOptions {
 /// pivoting, but they form a valid interchange sequence: P·L·U = A holds with them.
 ///
 /// Collective over the grid of A; every rank passes the same shape, layout and options.
-/// A must have square blocks (mb == nb) whose rows and columns start aligned (a submatrix at
-/// a block boundary); otherwise cala::Error on every rank, A untouched.
+/// A must have square blocks (mb == nb) whose rows and columns start aligned: a submatrix at a
+/// block boundary, or at the same offset into its blocks in both dimensions (ScaLAPACK's
+/// IROFFA == ICOFFA); otherwise cala::Error on every rank, A untouched. docs/lu.md.
 /// @return 0 on success; k > 0 when U(k, k) (1-based, global) is exactly zero and no earlier
 ///         diagonal entry is: the factorization has been completed, but U is singular (LAPACK's
 ///         info). The same k on every rank.
@@ -57,7 +58,8 @@ template <class T>
 index_t getrf(const MatrixRef<T>& a, std::vector<index_t>& ipiv, const LuOptions& opts = {});
 
 /// Solves op(A)·X = B with the factors of getrf (A n x n, `ipiv` as getrf returned it):
-/// B := op(A)⁻¹·B. Collective over the grid of A and B (the same grid).
+/// B := op(A)⁻¹·B. Collective over the grid of A and B (the same grid); B's row blocks must line
+/// up with A's (same nb and first-block size), ipiv the same on every rank (cala::Error otherwise).
 template <class T>
 void getrs(Op op, const MatrixRef<T>& a, const std::vector<index_t>& ipiv, const MatrixRef<T>& b);
 

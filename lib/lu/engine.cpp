@@ -1,4 +1,15 @@
-// cala::getrf's panel loop on one rank (geometry.hpp: steps T, I, X, P, B, U).
+// cala::getrf's panel loop on one rank (geometry.hpp: steps T, I, X, P, B, U) with lookahead:
+//
+//   panel(0)
+//   for l:  rest(l)                      the interchanges on the other columns, U12, broadcasts in
+//           [c == pc(l+1)] update(l) of the columns of panel l+1 only
+//           panel(l+1)                   tournament, its interchanges on panel l+1's columns, L21,
+//                                        the row broadcasts posted (the others post their receives)
+//           update(l) of the other columns (polling MPI between row chunks)
+//
+// lookahead = 0: update(l) of every column, then panel(l+1). The traffic is the same either way.
+// One process row (p == 1): the panel is LAPACK's getrf in place (partial pivoting, which is
+// what the tournament picks on one rank), without the tournament's copy and the L21 solve.
 
 #include <algorithm>
 
@@ -9,65 +20,179 @@
 
 namespace cala::detail {
 
+namespace {
+
+template <class T>
+class LuEngine {
+public:
+    LuEngine(const LuArgs& args, T* a, index_t lda, std::vector<index_t>& ipiv)
+        : g_(args.g), r_(args.row), c_(args.col), rowc_(*args.row_comm), colc_(*args.col_comm), a_(a), lda_(lda),
+          ipiv_(ipiv), la_(args.lookahead > 0), m_loc_(g_.rows.local_size(r_)), n_loc_(g_.cols.local_size(c_)) {}
+
+    index_t run() {
+        ipiv_.assign(static_cast<std::size_t>(g_.kmax()), 0);
+        const index_t steps = g_.steps();
+        if (steps == 0) return 0;
+        setup(st_[0], 0);
+        panel(st_[0]);
+        for (index_t l = 0; l < steps; ++l) {
+            Step& s = st_[l % 2];
+            rest(s);
+            const bool next = l + 1 < steps;
+            Step& n = st_[(l + 1) % 2];
+            if (next && la_) {
+                setup(n, l + 1);
+                index_t split = s.lcr;
+                if (c_ == n.pc) {
+                    split = s.lcr + n.kb;
+                    update(s, s.lcr, split);
+                }
+                panel(n);
+                update(s, split, n_loc_);
+            } else {
+                update(s, s.lcr, n_loc_);
+                if (next) {
+                    setup(n, l + 1);
+                    panel(n);
+                }
+            }
+        }
+        for (Step& s : st_) retire(s);
+        return info_;
+    }
+
+private:
+    struct Step {
+        index_t l = -1, k0 = 0, kb = 0;
+        int pr = 0, pc = 0;
+        index_t lr0 = 0, lc0 = 0;     // local row / column of (k0, k0) on its owners
+        index_t lrb = 0, mrest = 0;   // my local rows below the diagonal block
+        index_t lcr = 0, nrest = 0;   // my local columns right of the panel
+        Buffer<T> top, lb, ub;        // L11\U11 + interchanges; L21 (mrest x kb); U12 (kb x nrest)
+        Request rtop, rl, ru;
+    };
+
+    void retire(Step& s) {
+        s.rtop.wait();
+        s.rl.wait();
+        s.ru.wait();
+    }
+
+    void setup(Step& s, index_t l) {
+        retire(s);
+        s.l = l;
+        s.k0 = g_.start(l);
+        s.kb = g_.width(l);
+        s.pr = g_.ro(l);
+        s.pc = g_.co(l);
+        s.lr0 = r_ == s.pr ? g_.rows.to_local(s.k0) : 0;
+        s.lc0 = c_ == s.pc ? g_.cols.to_local(s.k0) : 0;
+        s.lrb = g_.row_from(s.k0 + s.kb, r_);
+        s.mrest = m_loc_ - s.lrb;
+        s.lcr = g_.col_from(s.k0 + s.kb, c_);
+        s.nrest = n_loc_ - s.lcr;
+        // Sized once for the first (largest) step, then reused.
+        if (s.top.size() < s.kb * (s.kb + 2)) s.top = Buffer<T>(s.kb * (s.kb + 2));
+        if (s.lb.size() < s.mrest * s.kb) s.lb = Buffer<T>(s.mrest * s.kb);
+        if (s.ub.size() < s.kb * s.nrest) s.ub = Buffer<T>(s.kb * s.nrest);
+    }
+
+    void decode(const Step& s) {
+        for (index_t i = 0; i < s.kb; ++i)
+            ipiv_[static_cast<std::size_t>(s.k0 + i)] =
+                decode_row(s.top[i + s.kb * s.kb], s.top[i + (s.kb + 1) * s.kb]);
+    }
+
+    // T, I (down the column), X on the panel's columns, P (L21), B (the row broadcasts posted).
+    void panel(Step& s) {
+        const index_t kb = s.kb, words = kb * (kb + 2);
+        if (c_ == s.pc) {
+            T* pan = a_ + s.lc0 * lda_;
+            if (g_.p() == 1) {
+                std::vector<index_t> piv;
+                kernels::getrf(m_loc_ - s.lr0, kb, pan + s.lr0, lda_, piv);
+                kernels::copy(Op::N, kb, kb, pan + s.lr0, lda_, s.top.data(), kb);
+                for (index_t i = 0; i < kb; ++i)
+                    encode_row(s.k0 + piv[static_cast<std::size_t>(i)], s.top.data() + i + kb * kb,
+                               s.top.data() + i + (kb + 1) * kb);
+            } else {
+                tournament(g_, s.l, r_, colc_, a_, lda_, s.top.data());
+                colc_.ibcast(s.top.data(), words, s.pr).wait();
+                decode(s);
+                exchange_rows(g_.rows, r_, colc_, s.k0, kb, step_moves(ipiv_, s.k0, kb), a_, lda_, ColRanges{{s.lc0, kb}}, xw_);
+                if (r_ == s.pr) kernels::copy(Op::N, kb, kb, s.top.data(), kb, pan + s.lr0, lda_);
+                kernels::trsm_right_upper_lu(s.mrest, kb, s.top.data(), kb, pan + s.lrb, lda_);
+            }
+            kernels::copy(Op::N, s.mrest, kb, pan + s.lrb, lda_, s.lb.data(), std::max<index_t>(1, s.mrest));
+        }
+        s.rtop = rowc_.ibcast(s.top.data(), words, s.pc);
+        s.rl = rowc_.ibcast(s.lb.data(), s.mrest * kb, s.pc);
+    }
+
+    // I (along the row) in, X on the other columns, P (U12), B (U12 down the column), both in.
+    void rest(Step& s) {
+        const index_t kb = s.kb;
+        s.rtop.wait();
+        decode(s);
+        for (index_t j = 0; j < kb; ++j)
+            if (info_ == 0 && s.top[j + j * kb] == T(0)) info_ = s.k0 + j + 1;
+        ColRanges cols;
+        if (c_ == s.pc) {
+            if (s.lc0 > 0) cols.emplace_back(0, s.lc0);
+            if (n_loc_ > s.lc0 + kb) cols.emplace_back(s.lc0 + kb, n_loc_ - s.lc0 - kb);
+        } else if (n_loc_ > 0) {
+            cols.emplace_back(0, n_loc_);
+        }
+        exchange_rows(g_.rows, r_, colc_, s.k0, kb, step_moves(ipiv_, s.k0, kb), a_, lda_, cols, xw_);
+        if (r_ == s.pr && s.nrest > 0) {
+            T* u12 = a_ + s.lr0 + s.lcr * lda_;
+            kernels::trsm(true, true, Op::N, true, kb, s.nrest, T(1), s.top.data(), kb, u12, lda_);
+            kernels::copy(Op::N, kb, s.nrest, u12, lda_, s.ub.data(), kb);
+        }
+        s.ru = colc_.ibcast(s.ub.data(), kb * s.nrest, s.pr);
+        if (c_ != s.pc) s.rl.wait();
+        if (r_ != s.pr) s.ru.wait();
+    }
+
+    // U on my columns [c0, c1) (local, right of the panel): row chunks with MPI polled between.
+    void update(const Step& s, index_t c0, index_t c1) {
+        const index_t nc = c1 - c0, kb = s.kb, m = s.mrest;
+        if (nc <= 0 || m == 0 || kb == 0) return;
+        const index_t ldl = std::max<index_t>(1, m);
+        const index_t chunk = std::max<index_t>(256, ((index_t{1} << 24) / std::max<index_t>(1, nc * kb) + 15) / 16 * 16);
+        for (index_t i = 0; i < m; i += chunk) {
+            kernels::gemm(Op::N, Op::N, std::min(chunk, m - i), nc, kb, T(-1), s.lb.data() + i, ldl,
+                          s.ub.data() + (c0 - s.lcr) * kb, kb, T(1), a_ + s.lrb + i + c0 * lda_, lda_);
+            poll();
+        }
+    }
+
+    void poll() {
+        for (Step& s : st_)
+            for (Request* q : {&s.rtop, &s.rl, &s.ru})
+                if (!q->done()) q->test();
+    }
+
+    const LuGeom& g_;
+    int r_, c_;
+    const Comm& rowc_;
+    const Comm& colc_;
+    T* a_;
+    index_t lda_;
+    std::vector<index_t>& ipiv_;
+    bool la_;
+    index_t m_loc_, n_loc_;
+    index_t info_ = 0;
+    Step st_[2];
+    ExchangeBuffers<T> xw_;
+};
+
+}  // namespace
+
 template <class T>
 index_t getrf_engine(const LuArgs& args, T* a, index_t lda, std::vector<index_t>& ipiv) {
-    const LuGeom& g = args.g;
-    const int r = args.row, c = args.col;
-    const Comm& rowc = *args.row_comm;
-    const Comm& colc = *args.col_comm;
-    const index_t m_loc = g.rows.local_size(r), n_loc = g.cols.local_size(c);
-    ipiv.assign(static_cast<std::size_t>(g.kmax()), 0);
-    index_t info = 0;
-    for (index_t l = 0; l < g.steps(); ++l) {
-        const index_t k0 = g.start(l), kb = g.width(l);
-        const int pr = g.ro(l), pc = g.co(l);
-        const index_t words = kb * (kb + 2);
-        // T, I: the tournament in column pc; its root's result down the column, then along rows.
-        Buffer<T> top(words);
-        if (c == pc) {
-            tournament(g, l, r, colc, a, lda, top.data());
-            colc.ibcast(top.data(), words, pr).wait();
-        }
-        rowc.ibcast(top.data(), words, pc).wait();
-        for (index_t i = 0; i < kb; ++i) {
-            const index_t w = decode_row(top[i + kb * kb], top[i + (kb + 1) * kb]);
-            ipiv[static_cast<std::size_t>(k0 + i)] = w;
-        }
-        // The winners' rows as LAPACK's interchange sequence: row k0+i with the current place of w_i.
-        // (w_i cannot sit where an earlier winner was taken from: only place k0+j sends it on.)
-        for (index_t i = 0; i < kb; ++i) {
-            index_t w = ipiv[static_cast<std::size_t>(k0 + i)];
-            for (index_t j = 0; j < i; ++j)
-                if (w == k0 + j) w = ipiv[static_cast<std::size_t>(k0 + j)];
-            ipiv[static_cast<std::size_t>(k0 + i)] = w;
-        }
-        for (index_t j = 0; j < kb; ++j)
-            if (info == 0 && top[j + j * kb] == T(0)) info = k0 + j + 1;
-        // X: the interchanges on all my columns.
-        exchange_rows(g.rows, r, colc, k0, kb, step_moves(ipiv, k0, kb), a, lda, n_loc);
-        // P: L21 and U12.
-        const index_t lrb = g.row_from(k0 + kb, r), mrest = m_loc - lrb;
-        const index_t lcr = g.col_from(k0 + kb, c), nrest = n_loc - lcr;
-        const index_t lc0 = c == pc ? g.cols.to_local(k0) : 0;
-        const index_t lr0 = r == pr ? g.rows.to_local(k0) : 0;
-        if (c == pc) {
-            if (r == pr) kernels::copy(Op::N, kb, kb, top.data(), kb, a + lr0 + lc0 * lda, lda);
-            kernels::trsm_right_upper_lu(mrest, kb, top.data(), kb, a + lrb + lc0 * lda, lda);
-        }
-        if (r == pr) kernels::trsm(true, true, Op::N, true, kb, nrest, T(1), top.data(), kb, a + lr0 + lcr * lda, lda);
-        // B: L21 along the rows, U12 down the columns.
-        Buffer<T> lb(mrest * kb), ub(kb * nrest);
-        if (c == pc) kernels::copy(Op::N, mrest, kb, a + lrb + lc0 * lda, lda, lb.data(), std::max<index_t>(1, mrest));
-        if (r == pr) kernels::copy(Op::N, kb, nrest, a + lr0 + lcr * lda, lda, ub.data(), kb);
-        Request rl = rowc.ibcast(lb.data(), mrest * kb, pc);
-        Request ru = colc.ibcast(ub.data(), kb * nrest, pr);
-        rl.wait();
-        ru.wait();
-        // U: the trailing update.
-        kernels::gemm(Op::N, Op::N, mrest, nrest, kb, T(-1), lb.data(), std::max<index_t>(1, mrest), ub.data(), kb,
-                      T(1), a + lrb + lcr * lda, lda);
-    }
-    return info;
+    LuEngine<T> e(args, a, lda, ipiv);
+    return e.run();
 }
 
 #define CALA_INST(T) template index_t getrf_engine<T>(const LuArgs&, T*, index_t, std::vector<index_t>&);

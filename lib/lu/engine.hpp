@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cala/comm.hpp"
+#include "core/workspace.hpp"
 #include "lu/geometry.hpp"
 
 namespace cala::detail {
@@ -34,16 +35,33 @@ Moves step_moves(const std::vector<index_t>& ipiv, index_t k0, index_t kb);
 /// The moves that undo `m`.
 Moves inverse_moves(const Moves& m);
 
-/// Applies `moves` to the w local columns of a (ld lda) on process row r of `rows`: the kb rows
-/// [k0, k0 + kb) broadcast down col_comm from their owner, the rows moved into them reduced to it
-/// (zeros where a rank owns none): kb x w words each, whatever the moves. Collective over col_comm.
+/// The buffers of exchange_rows, kept across steps (fresh ones cost a page fault per page).
+template <class T>
+struct ExchangeBuffers {
+    Buffer<T> d, part, sum;
+    void reserve(index_t n) {
+        if (d.size() >= n) return;
+        d = Buffer<T>(n);
+        part = Buffer<T>(n);
+        sum = Buffer<T>(n);
+    }
+};
+
+/// Local column ranges [first, first + count) of an exchange, packed into one message.
+using ColRanges = std::vector<std::pair<index_t, index_t>>;
+
+/// Applies `moves` to the local columns `cols` of a (ld lda) on process row r of `rows`: the kb
+/// rows [k0, k0 + kb) broadcast down col_comm from their owner, the rows moved into them reduced
+/// to it (zeros where a rank owns none): kb x w words each (w: the columns' total), whatever the
+/// moves. Collective over col_comm (every rank of it passes the same total width).
 template <class T>
 void exchange_rows(const Dist1D& rows, int r, const Comm& col_comm, index_t k0, index_t kb, const Moves& moves, T* a,
-                   index_t lda, index_t w);
+                   index_t lda, const ColRanges& cols, ExchangeBuffers<T>& ws);
 
 /// Step T and the decision of step I on the ranks of process column pc(l): the tournament over
 /// col_comm. On the root (process row ro(l)) `top` (kb x (kb+2), ld kb) receives L11\U11 of the
-/// winning rows in their pivot order, then their global row indices (encoded by encode_row).
+/// winning rows in their pivot order, then the step's interchanges ipiv[k0 .. k0 + kb) (global,
+/// encoded by encode_row).
 template <class T>
 void tournament(const LuGeom& g, index_t l, int r, const Comm& col_comm, const T* a, index_t lda, T* top);
 

@@ -117,11 +117,12 @@ void getrs(Op op, const MatrixRef<T>& a, const std::vector<index_t>& ipiv, const
     const LuGeom g = lu_geom(a.layout());
     const Grid2D& grid = b.grid();
     const index_t w = b.n_loc();
+    ExchangeBuffers<T> ws;
     auto exchange = [&](index_t l, bool undo) {
         const index_t k0 = g.start(l), kb = g.width(l);
         const Moves mv = step_moves(ipiv, k0, kb);
         exchange_rows(b.layout().rows, grid.row(), grid.col_comm(), k0, kb, undo ? inverse_moves(mv) : mv, b.data(),
-                      b.ld(), w);
+                      b.ld(), ColRanges{{0, w}}, ws);
     };
     if (op == Op::N) {
         for (index_t l = 0; l < g.steps(); ++l) exchange(l, false);

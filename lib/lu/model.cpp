@@ -77,7 +77,9 @@ Cost getrf_cost(const BlockCyclic& a, const LuOptions& opts, int row, int col, s
             t.c.flops += fm / 2 * double(mrest) * kk * kk;
         }
         t.bcast(words, q, col == pc);
-        exchange(t, kb, n_loc, p, row == pr);
+        // X: the panel's columns (in the panel step), then the others.
+        if (col == pc) exchange(t, kb, kb, p, row == pr);
+        exchange(t, kb, col == pc ? n_loc - kb : n_loc, p, row == pr);
         if (row == pr) t.c.flops += fm / 2 * double(kb) * double(kb) * double(nrest);
         t.bcast(mrest * kb, q, col == pc);
         t.bcast(kb * nrest, p, row == pr);

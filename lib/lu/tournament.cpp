@@ -113,7 +113,17 @@ void tournament(const LuGeom& g, index_t l, int r, const Comm& col_comm, const T
     }
     if (r != root) return;
     kernels::copy(Op::N, kb, kb, lu.data(), kb, top, kb);
-    kernels::copy(Op::N, kb, 2, set.data() + kb * kb, kb, top + kb * kb, kb);
+    // The winners w_i (in pivot order) as LAPACK's interchange sequence: row k0+i with the current
+    // place of w_i (w_i cannot sit where an earlier winner was taken from: only place k0+j, j < i,
+    // sends it on).
+    std::vector<index_t> seq(static_cast<std::size_t>(kb));
+    for (index_t i = 0; i < kb; ++i) {
+        index_t w = decode_row(set[i + kb * kb], set[i + (kb + 1) * kb]);
+        for (index_t j = 0; j < i; ++j)
+            if (w == k0 + j) w = seq[static_cast<std::size_t>(j)];
+        seq[static_cast<std::size_t>(i)] = w;
+        encode_row(w, top + i + kb * kb, top + i + (kb + 1) * kb);
+    }
 }
 
 #define CALA_INST(T)                                                                               \
