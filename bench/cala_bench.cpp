@@ -62,6 +62,7 @@ int run(int argc, char** argv, int rank) {
     cala::bench::add_mw_command(app);
     cala::bench::add_potrf_command(app);
     cala::bench::add_getrf_command(app);
+    cala::bench::add_geqrf_command(app);
     cala::bench::add_device_command(app);
     cala::bench::add_model_command(app);
     cala::bench::add_hetero_command(app);

@@ -17,5 +17,6 @@ void add_hetero_command(CLI::App& app);     // bench/hetero_bench.cpp
 void add_table_command(CLI::App& app);      // bench/table.cpp: the table of saved JSON lines
 void add_symm_command(CLI::App& app);       // bench/symm_bench.cpp
 void add_getrf_command(CLI::App& app);      // bench/getrf_bench.cpp
+void add_geqrf_command(CLI::App& app);      // bench/geqrf_bench.cpp
 
 }  // namespace cala::bench

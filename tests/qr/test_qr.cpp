@@ -7,6 +7,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <string>
+
 #include "support/qr_case.hpp"
 
 using namespace cala;
@@ -46,5 +49,55 @@ TEST_CASE_TEMPLATE("geqrf on zero and repeated columns", T, double, std::complex
         test::run_qr_case<T>(grid, {48, 12, 4, 0, 0, 0, 0, 3, 5, -1});
         test::run_qr_case<T>(grid, {48, 12, 4, 0, 0, 0, 0, 3, -1, 6});
         test::run_qr_case<T>(grid, {30, 30, 4, 0, 0, 0, 0, 3, 0, 9});
+    }
+}
+
+TEST_CASE_TEMPLATE("geqrf and ormqr reject bad input on every rank before moving anything", T, double,
+                   std::complex<float>) {
+    const Comm world = Comm::borrow(MPI_COMM_WORLD);
+    for (const Grid2D& grid : grids_of(world)) {
+        DistMatrix<T> a(grid, 20, 12, 4, 4);
+        DistMatrix<T> rect(grid, 20, 12, 4, 5);
+        test::randomize(a.view());
+        test::randomize(rect.view());
+        const std::vector<T> a0(a.data(), a.data() + a.m_loc() * a.n_loc());
+        const std::vector<T> r0(rect.data(), rect.data() + rect.m_loc() * rect.n_loc());
+        std::vector<T> tau = {T(7)};
+        const MatrixRef<T> bad_ld(grid, a.layout(), a.data(), a.m_loc() > 1 ? a.m_loc() - 1 : 0);
+        reset_traffic();
+
+        const std::string e_rect = test::error_message([&] { geqrf(rect.view(), tau); });
+        const std::string e_view = test::error_message([&] { geqrf(a.sub(1, 2, 8, 8), tau); });
+        const std::string e_ld = test::error_message([&] { geqrf(bad_ld, tau); });
+        const std::string e_la = test::error_message([&] { geqrf(a.view(), tau, {.lookahead = -1}); });
+        std::vector<T> t12(12, T(0.5));
+        std::vector<T> t13(13, T(0.5));
+        DistMatrix<T> c(grid, 20, 3, 4, 4);
+        DistMatrix<T> c_off(grid, 20, 3, 4, 4, grid.p() > 1 ? 1 : 0, 0);
+        DistMatrix<T> c_short(grid, 19, 3, 4, 4);
+        const std::string e_right = test::error_message([&] { ormqr(Side::Right, Op::N, a.view(), t12, c.view()); });
+        const std::string e_k = test::error_message([&] { ormqr(Side::Left, Op::N, a.view(), t13, c.view()); });
+        const std::string e_m = test::error_message([&] { ormqr(Side::Left, Op::N, a.view(), t12, c_short.view()); });
+        const std::string e_t = is_complex_v<T> ? test::error_message([&] {
+            ormqr(Side::Left, Op::T, a.view(), t12, c.view());
+        }) : std::string("op T");
+        const std::string e_rows =
+            grid.p() > 1 ? test::error_message([&] { ormqr(Side::Left, Op::N, a.view(), t12, c_off.view()); })
+                         : std::string("ormqr: (one process row)");
+        const Traffic t = traffic();
+
+        CHECK(test::all_ranks(e_rect.find("geqrf: A must have square blocks") == 0, grid));
+        CHECK(test::all_ranks(e_view.find("line up with its diagonal") != std::string::npos, grid));
+        CHECK(test::all_ranks(a.n_loc() == 0 || e_ld.find("leading dimension") != std::string::npos, grid));
+        CHECK(test::all_ranks(e_la.find("lookahead") != std::string::npos, grid));
+        CHECK(test::all_ranks(e_right.find("not supported yet") != std::string::npos, grid));
+        CHECK(test::all_ranks(e_k.find("13 reflectors") != std::string::npos, grid));
+        CHECK(test::all_ranks(e_m.find("C has 19") != std::string::npos, grid));
+        CHECK(test::all_ranks(e_t.find("op T") != std::string::npos, grid));
+        CHECK(test::all_ranks(e_rows.find("ormqr: ") == 0, grid));
+        CHECK(test::all_ranks(t.words() == 0 && t.msgs() == 0, grid));
+        CHECK(test::all_ranks(tau.size() == 1 && tau[0] == T(7), grid));
+        CHECK(test::all_ranks(std::equal(a0.begin(), a0.end(), a.data()), grid));
+        CHECK(test::all_ranks(std::equal(r0.begin(), r0.end(), rect.data()), grid));
     }
 }
