@@ -39,7 +39,7 @@ const Case kCases[] = {
 int stride() {
     int np = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &np);
-    return np <= 2 ? 1 : 4;
+    return np <= 2 ? 1 : np < 6 ? 4 : 8;
 }
 
 std::vector<Grid2D> grids() {
