@@ -14,6 +14,10 @@ void sgeqrf_(const int*, const int*, float*, const int*, float*, float*, const i
 void dgeqrf_(const int*, const int*, double*, const int*, double*, double*, const int*, int*);
 void cgeqrf_(const int*, const int*, cf*, const int*, cf*, cf*, const int*, int*);
 void zgeqrf_(const int*, const int*, zd*, const int*, zd*, zd*, const int*, int*);
+void sgeqrt3_(const int*, const int*, float*, const int*, float*, const int*, int*);
+void dgeqrt3_(const int*, const int*, double*, const int*, double*, const int*, int*);
+void cgeqrt3_(const int*, const int*, cf*, const int*, cf*, const int*, int*);
+void zgeqrt3_(const int*, const int*, zd*, const int*, zd*, const int*, int*);
 void slarft_(const char*, const char*, const int*, const int*, const float*, const int*, const float*, float*, const int*);
 void dlarft_(const char*, const char*, const int*, const int*, const double*, const int*, const double*, double*, const int*);
 void clarft_(const char*, const char*, const int*, const int*, const cf*, const int*, const cf*, cf*, const int*);
@@ -60,6 +64,19 @@ void geqrf(index_t m, index_t n, T* a, index_t lda, T* tau) {
     lwork = query_size(q);
     std::vector<T> work(static_cast<std::size_t>(lwork));
     call(work.data());
+}
+
+template <class T>
+void geqrt3(index_t m, index_t n, T* a, index_t lda, T* t, index_t ldt) {
+    if (m == 0 || n == 0) return;
+    set_threads(threads());
+    const int mm = static_cast<int>(m), nn = static_cast<int>(n), la = static_cast<int>(lda),
+              lt = static_cast<int>(ldt);
+    int info = 0;
+    if constexpr (std::is_same_v<T, float>) sgeqrt3_(&mm, &nn, a, &la, t, &lt, &info);
+    else if constexpr (std::is_same_v<T, double>) dgeqrt3_(&mm, &nn, a, &la, t, &lt, &info);
+    else if constexpr (std::is_same_v<T, cf>) cgeqrt3_(&mm, &nn, a, &la, t, &lt, &info);
+    else zgeqrt3_(&mm, &nn, a, &la, t, &lt, &info);
 }
 
 template <class T>
@@ -133,6 +150,7 @@ void larft_gram(index_t k, const T* g, index_t ldg, const T* tau, T* t, index_t 
 
 #define CALA_INST(T)                                                                                 \
     template void geqrf<T>(index_t, index_t, T*, index_t, T*);                                       \
+    template void geqrt3<T>(index_t, index_t, T*, index_t, T*, index_t);                           \
     template void larft<T>(index_t, index_t, const T*, index_t, const T*, T*, index_t);              \
     template void ormqr<T>(bool, Op, index_t, index_t, index_t, const T*, index_t, const T*, T*, index_t); \
     template void ungqr<T>(index_t, index_t, index_t, T*, index_t, const T*);                        \

@@ -12,6 +12,12 @@ namespace cala::kernels {
 template <class T>
 void geqrf(index_t m, index_t n, T* a, index_t lda, T* tau);
 
+/// Recursive QR of the m x n tile a, m >= n (LAPACK ?geqrt3, level 3 throughout): R and the
+/// Householder vectors as geqrf, and t (n x n, ld ldt) the triangular factor of the block
+/// reflector (its diagonal is geqrf's tau); the strict lower triangle of t is not set.
+template <class T>
+void geqrt3(index_t m, index_t n, T* a, index_t lda, T* t, index_t ldt);
+
 /// t := the k x k upper triangular factor of the block reflector H = H_0···H_{k-1} = I − V·t·Vᴴ
 /// (LAPACK ?larft, forward, columnwise); v is n x k (unit lower trapezoidal, the part above
 /// the diagonal not read).

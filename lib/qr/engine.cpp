@@ -60,12 +60,28 @@ void geqrf_engine(const QrGeom& g, int r, int c, const Comm& row, const Comm& co
         const T* v = t + w * w;
         const index_t ldv = std::max<index_t>(1, mr);
         T* ac = a + g.row0(l, r) + j0 * lda;
-        if (mr > 0) kernels::gemm(Op::C, Op::N, w, nc, mr, T(1), v, ldv, ac, lda, T(0), wbuf, w);
+        // In column chunks of about 2^26 multiply-adds (256 columns at least), polling the broadcasts in flight between
+        // them: MPICH moves a non-blocking broadcast only while its root calls into MPI.
+        const index_t cb = std::max<index_t>(256, (index_t{1} << 26) / std::max<index_t>(1, mr * w));
+        auto poll = [&] {
+            for (Request& q : req)
+                if (!q.done()) q.test();
+        };
+        if (mr > 0)
+            for (index_t j = 0; j < nc; j += cb) {
+                const index_t n1 = std::min(cb, nc - j);
+                kernels::gemm(Op::C, Op::N, w, n1, mr, T(1), v, ldv, ac + j * lda, lda, T(0), wbuf + j * w, w);
+                poll();
+            }
         else kernels::scale(w, nc, T(0), wbuf, w);
         if (reduce) col.iallreduce_sum(wbuf, w * nc).wait();
         if (mr == 0) return;
         kernels::gemm(Op::C, Op::N, w, nc, w, T(1), t, w, wbuf, w, T(0), zbuf, w);
-        kernels::gemm(Op::N, Op::N, mr, nc, w, T(-1), v, ldv, zbuf, w, T(1), ac, lda);
+        for (index_t j = 0; j < nc; j += cb) {
+            const index_t n1 = std::min(cb, nc - j);
+            kernels::gemm(Op::N, Op::N, mr, n1, w, T(-1), v, ldv, zbuf + j * w, w, T(1), ac + j * lda, lda);
+            poll();
+        }
     };
 
     if (c == g.co(0)) factor(0, 0);

@@ -53,9 +53,16 @@ void factor_panel(const QrGeom& g, index_t l, int r, const Comm& col, T* pa, ind
     const int me = g.part(l, r), np = g.np(l);
     if (np <= 1) {
         if (me != 0) return;  // no panel rows here
-        kernels::geqrf(mr, g.bs(l), pa, lda, tau);
-        copy_v(mr, w, pa, lda, true, v, ldv);
-        kernels::larft(mr, w, v, ldv, tau, t, w);
+        if (mr >= g.bs(l)) {
+            // Recursive, level 3: R, V and T at once (tau is T's diagonal).
+            kernels::geqrt3(mr, w, pa, lda, t, w);
+            for (index_t i = 0; i < w; ++i) tau[i] = t[i + i * w];
+            copy_v(mr, w, pa, lda, true, v, ldv);
+        } else {
+            kernels::geqrf(mr, g.bs(l), pa, lda, tau);
+            copy_v(mr, w, pa, lda, true, v, ldv);
+            kernels::larft(mr, w, v, ldv, tau, t, w);
+        }
         for (index_t j = 0; j < w; ++j)
             for (index_t i = j + 1; i < w; ++i) t[i + j * w] = T(0);
         return;
