@@ -143,8 +143,8 @@ def main():
             errors.append(f"summary with the shim {s_sum}, without {p_sum}")
         if shim.rc != 0 and plain.rc == 0 and not exit_hang:
             errors.append(f"the shim run exited with {shim.rc}")
-    cala = re.findall(r"cala_scalapack: (P[SDCZ]\w+)\(.*-> cala:", shim.out)
-    to_scalapack = re.findall(r"cala_scalapack: (P[SDCZ]\w+)\(.*-> ScaLAPACK: (.*)", shim.out)
+    cala = re.findall(r"cala_scalapack: (P[SDCZ]\w+)\b.*-> cala:", shim.out)
+    to_scalapack = re.findall(r"cala_scalapack: (P[SDCZ]\w+)\b.*-> ScaLAPACK: (.*)", shim.out)
     by_routine = {r: cala.count(r) for r in sorted(set(cala))}
     # x?qr calls no routine the shim exports (p?geqrf's p?larfb multiplies with local BLAS)
     if not cala and args.driver != "qr":
