@@ -28,8 +28,10 @@ SELECTED = [
     r"scalapack_shim_checks",
     r"pblas_tester_(d_shapes|z_core|d_tri_left|d_symm|z_herm_core)",
     r"llt_tester_(d_L|z_core)",
-    r"driver_tester_.*",
-    r"(lu|qr)_tester_.*",
+    # Not the driver testers (x?lu, x?inv, x?ls) nor the LU/QR testers: Open MPI forwards a rank's
+    # output in the pieces it reads, not in lines, and their result lines came cut by the lines
+    # of other ranks (1 run in 3 or 4 of driver_tester_dlu/zlu); they pass preloaded when the
+    # lines come whole. They run under MPICH, whose launcher forwards whole lines.
     r"app_.*",
 ]
 # The network path under Open MPI (meson test --setup network): a few of the library's MPI tests too.
