@@ -118,7 +118,7 @@ void run_getrf(const GetrfArgs& args, int p, int q) {
                                    info = getrf<T>(a, ipiv, opts);
                                    tr = traffic();
                                });
-    const Cost model = getrf_cost(a.layout(), opts, grid.row(), grid.col(), sizeof(T), is_complex_v<T>);
+    const Cost model = getrf_cost(a.layout(), opts, grid.row(), grid.col(), sizeof(T), is_complex_v<T>, ipiv);
     const std::int64_t mismatch =
         (tr.words() != model.words || tr.words_recv != model.words_recv || tr.msgs() != model.msgs) ? 1 : 0;
     nlohmann::ordered_json j = {

@@ -4,7 +4,7 @@
 // cala::getrf -> plan (2D on the user's grid; the 2.5D variant when the planner picks c > 1)
 //   -> right-looking panel loop: tournament pivoting down the process column (local LAPACK getrf
 //      on each rank's candidate rows, a reduction tree over the process rows), the row
-//      interchanges by a fixed-pattern exchange (traffic independent of the pivots), the U block
+//      interchanges (only the rows that change place move), the U block
 //      row's solve, row/column broadcasts, trailing update with lookahead -> kernels (LAPACK
 //      getrf, BLIS trsm/gemm)
 // cala::getrs -> the row interchanges, then cala::trsm with L (unit) and U
@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -63,12 +64,16 @@ index_t getrf(const MatrixRef<T>& a, std::vector<index_t>& ipiv, const LuOptions
 template <class T>
 void getrs(Op op, const MatrixRef<T>& a, const std::vector<index_t>& ipiv, const MatrixRef<T>& b);
 
-/// Exact cost of cala::getrf on process (row, col) of the grid: words, messages, flops and
-/// workspace. The traffic does not depend on the pivots chosen.
+/// Cost of cala::getrf on process (row, col) of the grid: words, messages, flops and workspace.
+/// The interchanges move only the rows that change place, so the traffic follows the pivots:
+/// given `ipiv` (as getrf returned it) the count is exact; without it (empty), every step's
+/// interchanges are counted at kb rows each way between the diagonal block's process row and
+/// every other one, an upper bound. Flops and workspace do not depend on the pivots.
 Cost getrf_cost(const BlockCyclic& a, const LuOptions& opts, int row, int col, std::size_t elem_size,
-                bool is_complex);
-/// Exact cost of cala::getrs on process (row, col) of the grid.
+                bool is_complex, std::span<const index_t> ipiv = {});
+/// Cost of cala::getrs on process (row, col) of the grid: exact given `ipiv`, an upper bound
+/// without (as for getrf_cost).
 Cost getrs_cost(Op op, const BlockCyclic& a, const BlockCyclic& b, int row, int col, std::size_t elem_size,
-                bool is_complex);
+                bool is_complex, std::span<const index_t> ipiv = {});
 
 }  // namespace cala

@@ -119,7 +119,7 @@ private:
                 tournament(g_, s.l, r_, colc_, a_, lda_, s.top.data());
                 colc_.ibcast(s.top.data(), words, s.pr).wait();
                 decode(s);
-                exchange_rows(g_.rows, r_, colc_, s.k0, kb, step_moves(ipiv_, s.k0, kb), a_, lda_, ColRanges{{s.lc0, kb}}, xw_);
+                exchange_rows(g_.rows, r_, colc_, kb, step_moves(ipiv_, s.k0, kb), a_, lda_, ColRanges{{s.lc0, kb}}, xw_);
                 if (r_ == s.pr) kernels::copy(Op::N, kb, kb, s.top.data(), kb, pan + s.lr0, lda_);
                 kernels::trsm_right_upper_lu(s.mrest, kb, s.top.data(), kb, pan + s.lrb, lda_);
             }
@@ -143,7 +143,7 @@ private:
         } else if (n_loc_ > 0) {
             cols.emplace_back(0, n_loc_);
         }
-        exchange_rows(g_.rows, r_, colc_, s.k0, kb, step_moves(ipiv_, s.k0, kb), a_, lda_, cols, xw_);
+        exchange_rows(g_.rows, r_, colc_, kb, step_moves(ipiv_, s.k0, kb), a_, lda_, cols, xw_);
         if (r_ == s.pr && s.nrest > 0) {
             T* u12 = a_ + s.lr0 + s.lcr * lda_;
             kernels::trsm(true, true, Op::N, true, kb, s.nrest, T(1), s.top.data(), kb, u12, lda_);

@@ -1,7 +1,7 @@
 #pragma once
 // Internal: cala::getrf's right-looking panel loop on one rank of a p x q grid (geometry.hpp has
-// the schedule) and the pieces getrs shares with it: the interchanges of one step as a fixed
-// exchange pattern (exchange.cpp) and the tournament (tournament.cpp).
+// the schedule) and the pieces getrs shares with it: the interchanges of one step (only the rows
+// that change place move: exchange.cpp) and the tournament (tournament.cpp).
 
 #include <utility>
 #include <vector>
@@ -26,37 +26,28 @@ struct LuArgs {
 template <class T>
 index_t getrf_engine(const LuArgs& args, T* a, index_t lda, std::vector<index_t>& ipiv);
 
-/// One step's row movement as (position, source) pairs, position != source: after it, row
-/// `position` holds what row `source` held. Every source of a position outside [k0, k0 + kb)
-/// lies inside it (so is every such position's inverse), which the exchange relies on.
-using Moves = std::vector<std::pair<index_t, index_t>>;
-/// The moves of the interchanges ipiv[k0 .. k0 + kb) (global, ipiv[i] >= i) applied in order.
-Moves step_moves(const std::vector<index_t>& ipiv, index_t k0, index_t kb);
-/// The moves that undo `m`.
-Moves inverse_moves(const Moves& m);
-
 /// The buffers of exchange_rows, kept across steps (fresh ones cost a page fault per page).
 template <class T>
 struct ExchangeBuffers {
-    Buffer<T> d, part, sum;
+    Buffer<T> send, recv;
     void reserve(index_t n) {
-        if (d.size() >= n) return;
-        d = Buffer<T>(n);
-        part = Buffer<T>(n);
-        sum = Buffer<T>(n);
+        if (send.size() >= n) return;
+        send = Buffer<T>(n);
+        recv = Buffer<T>(n);
     }
 };
 
 /// Local column ranges [first, first + count) of an exchange, packed into one message.
 using ColRanges = std::vector<std::pair<index_t, index_t>>;
 
-/// Applies `moves` to the local columns `cols` of a (ld lda) on process row r of `rows`: the kb
-/// rows [k0, k0 + kb) broadcast down col_comm from their owner, the rows moved into them reduced
-/// to it (zeros where a rank owns none): kb x w words each (w: the columns' total), whatever the
-/// moves. Collective over col_comm (every rank of it passes the same total width).
+/// Applies `moves` to the local columns `cols` of a (ld lda) on process row r of `rows`: only the
+/// rows that change place move, one message each way between the owner of rows [k0, k0 + kb)
+/// and each process row that holds a source or destination of theirs (exchange_counts; rows x w
+/// words, w the columns' total). Collective over col_comm (every rank passes the same moves and
+/// total width).
 template <class T>
-void exchange_rows(const Dist1D& rows, int r, const Comm& col_comm, index_t k0, index_t kb, const Moves& moves, T* a,
-                   index_t lda, const ColRanges& cols, ExchangeBuffers<T>& ws);
+void exchange_rows(const Dist1D& rows, int r, const Comm& col_comm, index_t kb, const Moves& moves, T* a, index_t lda,
+                   const ColRanges& cols, ExchangeBuffers<T>& ws);
 
 /// Step T and the decision of step I on the ranks of process column pc(l): the tournament over
 /// col_comm. On the root (process row ro(l)) `top` (kb x (kb+2), ld kb) receives L11\U11 of the

@@ -1,13 +1,14 @@
-// The interchanges of one LU step as a fixed exchange pattern (engine.hpp: exchange_rows).
+// The interchanges of one LU step (engine.hpp: exchange_rows): only the rows that change place
+// move, point to point between the diagonal block row's owner and the process rows that hold the
+// pivots; moves inside one process row are local copies.
 //
 //   p = 3, the diagonal block row D = rows [k0, k0 + kb) on process row 1, pivots w0 (row 0)
 //   and w1 (row 2) chosen for D's first two places; every process column at once:
 //
-//     row 0 ──── D (kb x w, from row 1) ────▶ writes D's row that moves into w0
-//     row 1 ◀─── Σ (kb x w: w0's row from 0, w1's from 2, zeros elsewhere) ──── rows 0, 2
-//     row 2 ──── D (kb x w, from row 1) ────▶ writes D's row that moves into w1
+//     row 0 ──── w0 (1 x w) ───▶ row 1 ◀─── w1 (1 x w) ──── row 2
+//     row 0 ◀─── D's row that moves into w0 ─── row 1 ─── D's row that moves into w1 ───▶ row 2
 //
-// The words depend on kb and the local width only, never on which rows win.
+// The words depend on the pivots: exchange_counts gives them, for the engine and the model alike.
 
 #include <algorithm>
 #include <map>
@@ -17,7 +18,7 @@
 
 namespace cala::detail {
 
-Moves step_moves(const std::vector<index_t>& ipiv, index_t k0, index_t kb) {
+Moves step_moves(std::span<const index_t> ipiv, index_t k0, index_t kb) {
     std::map<index_t, index_t> at;  // position -> the original row it holds (touched ones only)
     auto held = [&](index_t pos) {
         const auto it = at.find(pos);
@@ -44,6 +45,20 @@ Moves inverse_moves(const Moves& m) {
     return out;
 }
 
+ExchangeCounts exchange_counts(const Dist1D& rows, index_t k0, index_t kb, const Moves& moves) {
+    ExchangeCounts x;
+    x.to_d.assign(static_cast<std::size_t>(rows.nprocs), 0);
+    x.from_d.assign(static_cast<std::size_t>(rows.nprocs), 0);
+    if (moves.empty()) return x;
+    const int pr = rows.owner(k0);
+    auto in_d = [&](index_t g) { return g >= k0 && g < k0 + kb; };
+    for (const auto& [pos, src] : moves) {
+        if (in_d(pos) && !in_d(src) && rows.owner(src) != pr) ++x.to_d[static_cast<std::size_t>(rows.owner(src))];
+        if (!in_d(pos) && rows.owner(pos) != pr) ++x.from_d[static_cast<std::size_t>(rows.owner(pos))];
+    }
+    return x;
+}
+
 namespace {
 
 // For each column of `cols` (x counts them in order): f(column index, x). Column by column, so
@@ -59,12 +74,11 @@ void for_columns(const ColRanges& cols, F&& f) {
 }  // namespace
 
 template <class T>
-void exchange_rows(const Dist1D& rows, int r, const Comm& col_comm, index_t k0, index_t kb, const Moves& moves, T* a,
-                   index_t lda, const ColRanges& cols, ExchangeBuffers<T>& ws) {
+void exchange_rows(const Dist1D& rows, int r, const Comm& col_comm, index_t kb, const Moves& moves, T* a, index_t lda,
+                   const ColRanges& cols, ExchangeBuffers<T>& ws) {
     index_t w = 0;
     for (const auto& rg : cols) w += rg.second;
-    if (kb == 0 || w == 0) return;
-    auto in_d = [&](index_t g) { return g >= k0 && g < k0 + kb; };
+    if (kb == 0 || w == 0 || moves.empty()) return;
     if (col_comm.size() == 1) {
         // One process row: the moves in place (local rows are global), column by column.
         std::vector<T> tmp(moves.size());
@@ -75,45 +89,64 @@ void exchange_rows(const Dist1D& rows, int r, const Comm& col_comm, index_t k0, 
         });
         return;
     }
-    const int pr = rows.owner(k0);
-    const bool root = r == pr;
-    const index_t n = kb * w;
-    ws.reserve(n);
-    T* d = ws.d.data();
-    T* part = ws.part.data();
-    T* sum = ws.sum.data();
-    if (root) {
-        const index_t lr_d = rows.to_local(k0);
-        for_columns(cols, [&](index_t j, index_t x) {
-            std::copy(a + lr_d + j * lda, a + lr_d + kb + j * lda, d + x * kb);
-        });
-    }
-    // (local row, row of the kb-row buffers): what I send into D; what I write, from D or the sum.
-    std::vector<std::pair<index_t, index_t>> give, from_d, from_sum;
+    const int p = col_comm.size();
+    constexpr int kTag = 3102;
+    // Per peer process row, in the order of `moves` (both sides filter it alike): the local rows
+    // I pack and send, and the local rows I write from what I receive; my local (position, source).
+    std::vector<std::vector<index_t>> out(static_cast<std::size_t>(p)), in(static_cast<std::size_t>(p));
+    std::vector<std::pair<index_t, index_t>> local;
     for (const auto& [pos, src] : moves) {
-        if (in_d(pos) && !in_d(src) && rows.owner(src) == r) give.emplace_back(rows.to_local(src), pos - k0);
-        if (rows.owner(pos) != r) continue;
-        if (in_d(src)) from_d.emplace_back(rows.to_local(pos), src - k0);
-        else from_sum.emplace_back(rows.to_local(pos), pos - k0);
+        const int po = rows.owner(pos), so = rows.owner(src);
+        if (po == r && so == r) local.emplace_back(rows.to_local(pos), rows.to_local(src));
+        else if (so == r) out[static_cast<std::size_t>(po)].push_back(rows.to_local(src));
+        else if (po == r) in[static_cast<std::size_t>(so)].push_back(rows.to_local(pos));
     }
-    for_columns(cols, [&](index_t j, index_t x) {
-        T* p = part + x * kb;
-        std::fill(p, p + kb, T(0));
-        for (const auto& [lr, bi] : give) p[bi] = a[lr + j * lda];
-    });
-    Request rb = col_comm.ibcast(d, n, pr);
-    Request rr = col_comm.ireduce_sum(part, root ? sum : part, n, pr);
-    rb.wait();
-    rr.wait();
-    for_columns(cols, [&](index_t j, index_t x) {
+    // Sized for the most a step can move (kb rows each way), whatever the pivots.
+    ws.reserve(kb * w);
+    std::vector<Request> reqs;
+    index_t off = 0;
+    for (int q = 0; q < p; ++q) {
+        const auto& rs = in[static_cast<std::size_t>(q)];
+        if (rs.empty()) continue;
+        const auto k = static_cast<index_t>(rs.size());
+        reqs.push_back(col_comm.irecv(ws.recv.data() + off, k * w, q, kTag));
+        off += k * w;
+    }
+    off = 0;
+    for (int q = 0; q < p; ++q) {
+        const auto& rs = out[static_cast<std::size_t>(q)];
+        if (rs.empty()) continue;
+        const auto k = static_cast<index_t>(rs.size());
+        T* buf = ws.send.data() + off;
+        for_columns(cols, [&](index_t j, index_t x) {
+            for (index_t i = 0; i < k; ++i) buf[x * k + i] = a[rs[static_cast<std::size_t>(i)] + j * lda];
+        });
+        reqs.push_back(col_comm.isend(buf, k * w, q, kTag));
+        off += k * w;
+    }
+    // The local moves read every source of a column before writing (sources may be positions too).
+    std::vector<T> tmp(local.size());
+    for_columns(cols, [&](index_t j, index_t) {
         T* col = a + j * lda;
-        for (const auto& [lr, bi] : from_d) col[lr] = d[x * kb + bi];
-        for (const auto& [lr, bi] : from_sum) col[lr] = sum[x * kb + bi];
+        for (std::size_t i = 0; i < local.size(); ++i) tmp[i] = col[local[i].second];
+        for (std::size_t i = 0; i < local.size(); ++i) col[local[i].first] = tmp[i];
     });
+    wait_all(reqs);
+    off = 0;
+    for (int q = 0; q < p; ++q) {
+        const auto& rs = in[static_cast<std::size_t>(q)];
+        if (rs.empty()) continue;
+        const auto k = static_cast<index_t>(rs.size());
+        const T* buf = ws.recv.data() + off;
+        for_columns(cols, [&](index_t j, index_t x) {
+            for (index_t i = 0; i < k; ++i) a[rs[static_cast<std::size_t>(i)] + j * lda] = buf[x * k + i];
+        });
+        off += k * w;
+    }
 }
 
 #define CALA_INST(T)                                                                                          \
-    template void exchange_rows<T>(const Dist1D&, int, const Comm&, index_t, index_t, const Moves&, T*, index_t, \
+    template void exchange_rows<T>(const Dist1D&, int, const Comm&, index_t, const Moves&, T*, index_t, \
                                    const ColRanges&, ExchangeBuffers<T>&);
 CALA_FOR_EACH_TYPE(CALA_INST)
 #undef CALA_INST

@@ -10,9 +10,9 @@
 //      values and row indices, to v - s at the first level s where v mod 2s == s)
 //   I  the root's LU of the winning rows with their indices (kb x (kb+2)) down column pc from pr,
 //      then along every process row from pc: every rank knows the pivots and L11\U11
-//   X  the interchanges on all my columns, a fixed pattern: the kb rows of the diagonal block row
-//      broadcast down every process column from pr; the pivot rows (zeros where I own none)
-//      reduced to pr (kb x n_loc each)
+//   X  the interchanges on all my columns: only the rows that change place move, point to point
+//      between process row pr (the diagonal block row D) and the process rows that hold pivots
+//      (exchange_counts: one message each way per such row, rows x n_loc words)
 //   P  [c == pc] rows below the block: A21 := A21·U11⁻¹; [r == pr] columns right of the panel:
 //      A12 := L11⁻¹·A12
 //   B  L21 along every process row from pc (my rows below the block x kb); U12 down every process
@@ -20,10 +20,30 @@
 //   U  A22 -= L21·U12 on my rows below the block and columns right of the panel
 
 #include <algorithm>
+#include <span>
+#include <utility>
+#include <vector>
 
 #include "cala/layout.hpp"
 
 namespace cala::detail {
+
+/// One step's row movement as (position, source) pairs, position != source, sorted by position:
+/// after it, row `position` holds what row `source` held. Every source of a position outside
+/// [k0, k0 + kb) lies inside it (and so does every such position's inverse): every move touches D.
+using Moves = std::vector<std::pair<index_t, index_t>>;
+/// The moves of the interchanges ipiv[k0 .. k0 + kb) (global, ipiv[i] >= i) applied in order.
+Moves step_moves(std::span<const index_t> ipiv, index_t k0, index_t kb);
+/// The moves that undo `m`.
+Moves inverse_moves(const Moves& m);
+
+/// The messages of one step's interchanges over the p process rows, D = rows [k0, k0 + kb) on
+/// process row pr: process row r != pr sends to_d[r] rows into D and receives from_d[r] of D's
+/// rows (one message each way where nonzero); the moves inside one process row are local.
+struct ExchangeCounts {
+    std::vector<index_t> to_d, from_d;
+};
+ExchangeCounts exchange_counts(const Dist1D& rows, index_t k0, index_t kb, const Moves& moves);
 
 struct LuGeom {
     Dist1D rows, cols;

@@ -121,7 +121,7 @@ void getrs(Op op, const MatrixRef<T>& a, const std::vector<index_t>& ipiv, const
     auto exchange = [&](index_t l, bool undo) {
         const index_t k0 = g.start(l), kb = g.width(l);
         const Moves mv = step_moves(ipiv, k0, kb);
-        exchange_rows(b.layout().rows, grid.row(), grid.col_comm(), k0, kb, undo ? inverse_moves(mv) : mv, b.data(),
+        exchange_rows(b.layout().rows, grid.row(), grid.col_comm(), kb, undo ? inverse_moves(mv) : mv, b.data(),
                       b.ld(), ColRanges{{0, w}}, ws);
     };
     if (op == Op::N) {

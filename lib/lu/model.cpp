@@ -1,8 +1,12 @@
 // getrf_cost and getrs_cost: the schedule of geometry.hpp walked for one process, counted with
 // comm.hpp's convention (a broadcast: 1 message each side; a reduce: 1 each side; a point-to-point
-// message: 1 each side; nothing over one rank or of zero words).
+// message: 1 each side; nothing over one rank or of zero words). The interchanges move only the
+// rows that change place, so their traffic follows the pivots (exchange_counts); without the
+// pivots every step is counted at its most: kb rows each way between D's owner and every other
+// process row.
 
 #include <algorithm>
+#include <span>
 #include <string>
 
 #include "cala/cholesky.hpp"
@@ -20,6 +24,18 @@ std::string lu_layout_error(const char* fn, const BlockCyclic& l);
 
 namespace {
 
+// Pivots given to a cost function: none, or k interchanges of rows of an m-row matrix.
+std::string ipiv_error(const char* fn, std::span<const index_t> ipiv, index_t m, index_t k) {
+    using detail::cat;
+    if (ipiv.empty()) return {};
+    if (static_cast<index_t>(ipiv.size()) != k) return cat(fn, ": ipiv has ", ipiv.size(), " entries, not ", k);
+    for (index_t i = 0; i < k; ++i) {
+        const index_t v = ipiv[static_cast<std::size_t>(i)];
+        if (v < i || v >= m) return cat(fn, ": ipiv[", i, "] = ", v, " is not in [", i, ", ", m, ")");
+    }
+    return {};
+}
+
 struct Tally {
     Cost c;
     // One collective or message of w words on a communicator of s ranks; root: this rank sends.
@@ -35,20 +51,54 @@ struct Tally {
         c.words += w;
         if (root) c.words_recv += w;
     }
+    void send(std::int64_t w) {
+        if (w == 0) return;
+        c.msgs += 1;
+        c.words += w;
+    }
+    void recv(std::int64_t w) {
+        if (w == 0) return;
+        c.msgs += 1;
+        c.words += w;
+        c.words_recv += w;
+    }
 };
 
-// The interchanges of one step on w local columns (exchange_rows): a broadcast and a reduce.
-void exchange(Tally& t, index_t kb, index_t w, int p, bool root) {
-    t.bcast(kb * w, p, root);
-    t.reduce(kb * w, p, root);
+// The interchanges of step [k0, k0 + kb) on w local columns of process row `row` (exchange_rows):
+// the rows that move, given the pivots; without them (ipiv empty), an upper bound: kb rows each
+// way between D's owner and every other process row.
+void exchange(Tally& t, const Dist1D& rows, std::span<const index_t> ipiv, index_t k0, index_t kb, index_t w,
+              int row) {
+    const int p = rows.nprocs, pr = rows.owner(k0);
+    if (p <= 1 || w == 0 || kb == 0) return;
+    detail::ExchangeCounts x;
+    if (ipiv.empty()) {
+        x.to_d.assign(static_cast<std::size_t>(p), kb);
+        x.from_d.assign(static_cast<std::size_t>(p), kb);
+    } else {
+        x = detail::exchange_counts(rows, k0, kb, detail::step_moves(ipiv, k0, kb));
+    }
+    for (int r = 0; r < p; ++r) {
+        if (r == pr || (row != pr && r != row)) continue;
+        const index_t to_d = x.to_d[static_cast<std::size_t>(r)], from_d = x.from_d[static_cast<std::size_t>(r)];
+        if (row == pr) {
+            t.send(from_d * w);
+            t.recv(to_d * w);
+        } else {
+            t.send(to_d * w);
+            t.recv(from_d * w);
+        }
+    }
 }
 
 }  // namespace
 
-Cost getrf_cost(const BlockCyclic& a, const LuOptions& opts, int row, int col, std::size_t elem_size, bool is_complex) {
+Cost getrf_cost(const BlockCyclic& a, const LuOptions& opts, int row, int col, std::size_t elem_size, bool is_complex,
+                std::span<const index_t> ipiv) {
     detail::throw_if(detail::lu_layout_error("getrf_cost", a));
     detail::throw_if(detail::lu_options_error("getrf_cost", opts));
     detail::check_process("getrf_cost", a, row, col);
+    detail::throw_if(ipiv_error("getrf_cost", ipiv, a.m(), std::min(a.m(), a.n())));
     const detail::LuGeom g{a.rows, a.cols};
     const int p = g.p(), q = g.q();
     const index_t m_loc = g.rows.local_size(row), n_loc = g.cols.local_size(col);
@@ -78,13 +128,13 @@ Cost getrf_cost(const BlockCyclic& a, const LuOptions& opts, int row, int col, s
         }
         t.bcast(words, q, col == pc);
         // X: the panel's columns (in the panel step), then the others.
-        if (col == pc) exchange(t, kb, kb, p, row == pr);
-        exchange(t, kb, col == pc ? n_loc - kb : n_loc, p, row == pr);
+        if (col == pc) exchange(t, g.rows, ipiv, k0, kb, kb, row);
+        exchange(t, g.rows, ipiv, k0, kb, col == pc ? n_loc - kb : n_loc, row);
         if (row == pr) t.c.flops += fm / 2 * double(kb) * double(kb) * double(nrest);
         t.bcast(mrest * kb, q, col == pc);
         t.bcast(kb * nrest, p, row == pr);
         t.c.flops += fm * double(mrest) * double(nrest) * double(kb);
-        live = std::max<std::int64_t>(live, words + 3 * kb * n_loc);
+        live = std::max<std::int64_t>(live, words + 2 * kb * n_loc);
         live = std::max<std::int64_t>(live, words + mrest * kb + kb * nrest);
         peak = std::max(peak, live);
     }
@@ -93,7 +143,7 @@ Cost getrf_cost(const BlockCyclic& a, const LuOptions& opts, int row, int col, s
 }
 
 Cost getrs_cost(Op op, const BlockCyclic& a, const BlockCyclic& b, int row, int col, std::size_t elem_size,
-                bool is_complex) {
+                bool is_complex, std::span<const index_t> ipiv) {
     using detail::cat;
     if (op != Op::N && op != Op::T && op != Op::C) throw Error(cat("getrs_cost: op is ", static_cast<int>(op), ", not an Op"));
     detail::throw_if(detail::lu_layout_error("getrs_cost", a));
@@ -103,11 +153,12 @@ Cost getrs_cost(Op op, const BlockCyclic& a, const BlockCyclic& b, int row, int 
     if (b.rows.nb != a.rows.nb || b.rows.ib != a.rows.ib)
         throw Error("getrs_cost: B's row blocks must line up with A's");
     detail::check_process("getrs_cost", a, row, col);
+    detail::throw_if(ipiv_error("getrs_cost", ipiv, a.n(), a.n()));
     if (a.n() == 0 || b.n() == 0) return {};
     const detail::LuGeom g{a.rows, a.cols};
     const index_t w = b.cols.local_size(col);
     Tally t;
-    for (index_t l = 0; l < g.steps(); ++l) exchange(t, g.width(l), w, g.p(), row == b.rows.owner(g.start(l)));
+    for (index_t l = 0; l < g.steps(); ++l) exchange(t, b.rows, ipiv, g.start(l), g.width(l), w, row);
     const Uplo first = op == Op::N ? Uplo::Lower : Uplo::Upper;
     const Uplo second = op == Op::N ? Uplo::Upper : Uplo::Lower;
     const Cost c1 = trsm_cost(first, op, a, b, TrsmOptions{}, row, col, elem_size, is_complex);
@@ -121,7 +172,7 @@ Cost getrs_cost(Op op, const BlockCyclic& a, const BlockCyclic& b, int row, int 
         c.stream_words += x->stream_words;
     }
     c.extra_bytes = std::max({c1.extra_bytes, c2.extra_bytes,
-                              3 * (a.rows.nb) * w * static_cast<std::int64_t>(elem_size)});
+                              2 * (a.rows.nb) * w * static_cast<std::int64_t>(elem_size)});
     return c;
 }
 

@@ -137,7 +137,7 @@ std::string describe_getrf(const BlockCyclic& a, std::size_t elem_size, bool is_
     try {
         const Cost cost = getrf_cost(a, LuOptions{}, 0, 0, elem_size, is_complex);
         return cat("getrf (CALU: tournament pivoting, 2D, lookahead 1) nb=", a.rows.nb,
-                   " words/rank(0,0)=", cost.words, " msgs=", cost.msgs, " memory=", cost.extra_bytes);
+                   " words/rank(0,0)<=", cost.words, " msgs=", cost.msgs, " memory=", cost.extra_bytes);
     } catch (const std::exception& e) {
         return cat("getrf (CALU: tournament pivoting) nb=", a.rows.nb, " (no model: ", e.what(), ")");
     }

@@ -74,12 +74,13 @@ void factor_case(const Grid2D& grid, const Case& c, const LuOptions& o, index_t 
         scatter(g0.data(), pm, parent.view());
     }
     const MatrixRef<T> a = parent.sub(c.off, c.off, c.m, c.n);
-    const Cost model = getrf_cost(a.layout(), o, grid.row(), grid.col(), sizeof(T), is_complex_v<T>);
+    const Cost bound = getrf_cost(a.layout(), o, grid.row(), grid.col(), sizeof(T), is_complex_v<T>);
     std::vector<index_t> ipiv = {7};
 
     reset_traffic();
     const index_t info = getrf(a, ipiv, o);
     const Traffic t = traffic();
+    const Cost model = getrf_cost(a.layout(), o, grid.row(), grid.col(), sizeof(T), is_complex_v<T>, ipiv);
 
     const std::vector<T> f = gather(parent.view());
     const index_t k = std::min(c.m, c.n);
@@ -112,6 +113,7 @@ void factor_case(const Grid2D& grid, const Case& c, const LuOptions& o, index_t 
     CHECK(all_ranks(info == (zero_col >= 0 ? zero_col + 1 : 0), grid));
     CHECK(all_ranks(t.words() == model.words && t.words_recv == model.words_recv, grid));
     CHECK(all_ranks(t.msgs() == model.msgs, grid));
+    CHECK(all_ranks(model.words <= bound.words && model.msgs <= bound.msgs && model.flops == bound.flops, grid));
 }
 
 template <class T>
@@ -125,7 +127,7 @@ void solve_case(const Grid2D& grid, const Case& c, index_t nrhs, Op op) {
     const MatrixRef<T> a = pa.sub(c.off, c.off, n, n), b = pb.sub(c.off, 0, n, nrhs);
     std::vector<index_t> ipiv;
     getrf(a, ipiv);
-    const Cost model = getrs_cost(op, a.layout(), b.layout(), grid.row(), grid.col(), sizeof(T), is_complex_v<T>);
+    const Cost model = getrs_cost(op, a.layout(), b.layout(), grid.row(), grid.col(), sizeof(T), is_complex_v<T>, ipiv);
 
     reset_traffic();
     getrs(op, a, ipiv, b);
@@ -231,6 +233,10 @@ TEST_CASE("bad input is a cala::Error on every rank before any communication, A 
     ipiv.assign(20, 0);
     expect_error([&] { getrs(Op::N, a.view(), ipiv, b.view()); }, a, "ipiv[i] < i");
     expect_error([&] { getrs(Op::N, a.view(), std::vector<index_t>(20, 19), b.sub(0, 0, 16, 3)); }, a, "B's rows");
+    const std::vector<index_t> short_piv(19, 19), low_piv(20, 0);
+    CHECK_THROWS_AS(getrf_cost(a.layout(), {}, 0, 0, sizeof(double), false, short_piv), Error);
+    CHECK_THROWS_AS(getrf_cost(a.layout(), {}, 0, 0, sizeof(double), false, low_piv), Error);
+    CHECK_THROWS_AS(getrs_cost(Op::N, a.layout(), b.layout(), 0, 0, sizeof(double), false, low_piv), Error);
     if (world.size() > 1) {
         const Grid2D other(world, world.size(), 1);
         if (!other.same_as(grid)) {

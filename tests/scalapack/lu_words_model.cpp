@@ -1,5 +1,5 @@
-// cala::getrf's modeled traffic per rank (getrf_cost) for an n x n matrix in nb x nb blocks on a
-// p x q grid, as words_compare.py prints it beside ScaLAPACK's measured words. No MPI.
+// An upper bound on cala::getrf's traffic per rank (getrf_cost without the pivots) for an n x n
+// matrix in nb x nb blocks on a p x q grid, as words_compare.py prints it beside the measured words. No MPI.
 //
 //   lu_words_model n nb p q   ->   {"n":..,"nb":..,"p":..,"q":..,"words_max":..,"words_mean":..,"msgs_max":..}
 

@@ -1,5 +1,5 @@
 /* mpi_words: a PMPI interposer (LD_PRELOAD) that counts what each rank sends and receives through
- * the MPI calls ScaLAPACK's BLACS (and cala) use, and prints per-rank totals at MPI_Finalize:
+ * the MPI calls ScaLAPACK's BLACS (and cala) use, the large-count (_c) ones of MPI 4 too, and prints per-rank totals at MPI_Finalize:
  *
  *   mpi_words rank=R bytes_sent=S bytes_recv=V msgs_sent=M msgs_recv=N
  *
@@ -24,7 +24,7 @@
 
 static long long sent_ = 0, recv_ = 0, msent_ = 0, mrecv_ = 0;
 
-static long long bytes(int count, MPI_Datatype t) {
+static long long bytes(long long count, MPI_Datatype t) {
     int size = 0;
     if (count <= 0 || PMPI_Type_size(t, &size) != MPI_SUCCESS) return 0;
     return (long long)count * size;
@@ -34,11 +34,11 @@ static int self(MPI_Comm comm, int peer) {
     PMPI_Comm_rank(comm, &me);
     return peer == me || peer == MPI_PROC_NULL;
 }
-static void to(MPI_Comm comm, int peer, int count, MPI_Datatype t) {
+static void to(MPI_Comm comm, int peer, long long count, MPI_Datatype t) {
     const long long b = bytes(count, t);
     if (b > 0 && !self(comm, peer)) sent_ += b, ++msent_;
 }
-static void from(MPI_Comm comm, int peer, int count, MPI_Datatype t) {
+static void from(MPI_Comm comm, int peer, long long count, MPI_Datatype t) {
     const long long b = bytes(count, t);
     if (b > 0 && !self(comm, peer)) recv_ += b, ++mrecv_;
 }
@@ -47,7 +47,7 @@ static int size_of(MPI_Comm comm) {
     PMPI_Comm_size(comm, &s);
     return s;
 }
-static void bcast(MPI_Comm comm, int root, int count, MPI_Datatype t) {
+static void bcast(MPI_Comm comm, int root, long long count, MPI_Datatype t) {
     const long long b = bytes(count, t);
     if (b == 0 || size_of(comm) < 2) return;
     int me;
@@ -55,7 +55,7 @@ static void bcast(MPI_Comm comm, int root, int count, MPI_Datatype t) {
     if (me == root) sent_ += b, ++msent_;
     else recv_ += b, ++mrecv_;
 }
-static void reduce(MPI_Comm comm, int root, int count, MPI_Datatype t) {
+static void reduce(MPI_Comm comm, int root, long long count, MPI_Datatype t) {
     const long long b = bytes(count, t);
     if (b == 0 || size_of(comm) < 2) return;
     int me;
@@ -63,7 +63,7 @@ static void reduce(MPI_Comm comm, int root, int count, MPI_Datatype t) {
     if (me == root) recv_ += b, ++mrecv_;
     else sent_ += b, ++msent_;
 }
-static void allreduce(MPI_Comm comm, int count, MPI_Datatype t) {
+static void allreduce(MPI_Comm comm, long long count, MPI_Datatype t) {
     const long long b = bytes(count, t);
     if (b == 0 || size_of(comm) < 2) return;
     sent_ += b, recv_ += b, ++msent_, ++mrecv_;
@@ -142,6 +142,32 @@ int MPI_Iallreduce(const void* sb, void* rb, int count, MPI_Datatype t, MPI_Op o
     allreduce(comm, count, t);
     return PMPI_Iallreduce(sb, rb, count, t, op, comm, r);
 }
+
+#if MPI_VERSION >= 4
+/* cala calls the large-count variants where the MPI library has them (lib/comm/comm.cpp). */
+int MPI_Isend_c(const void* buf, MPI_Count count, MPI_Datatype t, int dest, int tag, MPI_Comm comm, MPI_Request* r) {
+    to(comm, dest, count, t);
+    return PMPI_Isend_c(buf, count, t, dest, tag, comm, r);
+}
+int MPI_Irecv_c(void* buf, MPI_Count count, MPI_Datatype t, int src, int tag, MPI_Comm comm, MPI_Request* r) {
+    from(comm, src, count, t);
+    return PMPI_Irecv_c(buf, count, t, src, tag, comm, r);
+}
+int MPI_Ibcast_c(void* buf, MPI_Count count, MPI_Datatype t, int root, MPI_Comm comm, MPI_Request* r) {
+    bcast(comm, root, count, t);
+    return PMPI_Ibcast_c(buf, count, t, root, comm, r);
+}
+int MPI_Ireduce_c(const void* sb, void* rb, MPI_Count count, MPI_Datatype t, MPI_Op op, int root, MPI_Comm comm,
+                  MPI_Request* r) {
+    reduce(comm, root, count, t);
+    return PMPI_Ireduce_c(sb, rb, count, t, op, root, comm, r);
+}
+int MPI_Iallreduce_c(const void* sb, void* rb, MPI_Count count, MPI_Datatype t, MPI_Op op, MPI_Comm comm,
+                     MPI_Request* r) {
+    allreduce(comm, count, t);
+    return PMPI_Iallreduce_c(sb, rb, count, t, op, comm, r);
+}
+#endif
 
 int MPI_Finalize(void) {
     int me = -1;
