@@ -12,6 +12,7 @@
 // what the tournament picks on one rank), without the tournament's copy and the L21 solve.
 
 #include <algorithm>
+#include <complex>
 
 #include "core/workspace.hpp"
 #include "kernels/blas.hpp"
@@ -68,7 +69,7 @@ private:
         index_t lr0 = 0, lc0 = 0;     // local row / column of (k0, k0) on its owners
         index_t lrb = 0, mrest = 0;   // my local rows below the diagonal block
         index_t lcr = 0, nrest = 0;   // my local columns right of the panel
-        Buffer<T> top, lb, ub;        // L11\U11 + interchanges; L21 (mrest x kb); U12 (kb x nrest)
+        Buffer<T> top, lb, ub;        // L11\U11, interchanges, zero pivot; L21 (mrest x kb); U12 (kb x nrest)
         Request rtop, rl, ru;
     };
 
@@ -92,7 +93,7 @@ private:
         s.lcr = g_.col_from(s.k0 + s.kb, c_);
         s.nrest = n_loc_ - s.lcr;
         // Sized once for the first (largest) step, then reused.
-        if (s.top.size() < s.kb * (s.kb + 2)) s.top = Buffer<T>(s.kb * (s.kb + 2));
+        if (s.top.size() < s.kb * (s.kb + 2) + 1) s.top = Buffer<T>(s.kb * (s.kb + 2) + 1);
         if (s.lb.size() < s.mrest * s.kb) s.lb = Buffer<T>(s.mrest * s.kb);
         if (s.ub.size() < s.kb * s.nrest) s.ub = Buffer<T>(s.kb * s.nrest);
     }
@@ -124,8 +125,16 @@ private:
                 kernels::trsm_right_upper_lu(s.mrest, kb, s.top.data(), kb, pan + s.lrb, lda_);
             }
             kernels::copy(Op::N, s.mrest, kb, pan + s.lrb, lda_, s.lb.data(), std::max<index_t>(1, s.mrest));
+            // After the interchanges' two columns: the first zero U(j, j) of the step, j + 1 (0: none).
+            index_t zero = 0;
+            for (index_t j = 0; j < kb && zero == 0; ++j)
+                if (s.top[j + j * kb] == T(0)) zero = j + 1;
+            s.top[kb * (kb + 2)] = T(static_cast<double>(zero));
         }
-        s.rtop = rowc_.ibcast(s.top.data(), words, s.pc);
+        // Along the rows: L11\U11 to process row pr only (its U12 solve needs L11); the other rows
+        // need only the interchanges and the zero pivot.
+        const bool full = r_ == s.pr;
+        s.rtop = rowc_.ibcast(s.top.data() + (full ? 0 : kb * kb), full ? words + 1 : 2 * kb + 1, s.pc);
         s.rl = rowc_.ibcast(s.lb.data(), s.mrest * kb, s.pc);
     }
 
@@ -134,8 +143,8 @@ private:
         const index_t kb = s.kb;
         s.rtop.wait();
         decode(s);
-        for (index_t j = 0; j < kb; ++j)
-            if (info_ == 0 && s.top[j + j * kb] == T(0)) info_ = s.k0 + j + 1;
+        const auto zero = static_cast<index_t>(std::real(s.top[kb * (kb + 2)]));
+        if (info_ == 0 && zero > 0) info_ = s.k0 + zero;
         ColRanges cols;
         if (c_ == s.pc) {
             if (s.lc0 > 0) cols.emplace_back(0, s.lc0);

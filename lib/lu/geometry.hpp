@@ -9,7 +9,9 @@
 //      tree over the process rows rooted at pr (relative row v sends its kb x (kb+2) candidates,
 //      values and row indices, to v - s at the first level s where v mod 2s == s)
 //   I  the root's LU of the winning rows with their indices (kb x (kb+2)) down column pc from pr,
-//      then along every process row from pc: every rank knows the pivots and L11\U11
+//      then along every process row from pc: to row pr all of it and the step's first zero pivot
+//      (+1 word), to the other rows the indices and the zero pivot (2·kb + 1): every rank knows
+//      the pivots and info, row pr and column pc L11\U11
 //   X  the interchanges on all my columns: only the rows that change place move, point to point
 //      between process row pr (the diagonal block row D) and the process rows that hold pivots
 //      (exchange_counts: one message each way per such row, rows x n_loc words)

@@ -126,7 +126,9 @@ Cost getrf_cost(const BlockCyclic& a, const LuOptions& opts, int row, int col, s
             t.bcast(words, p, row == pr);
             t.c.flops += fm / 2 * double(mrest) * kk * kk;
         }
-        t.bcast(words, q, col == pc);
+        // I, second half: along every row, L11\U11 only to row pr (kb x (kb+2) + 1), the
+        // interchanges and the zero pivot to the others (2·kb + 1).
+        t.bcast(row == pr ? words + 1 : 2 * kb + 1, q, col == pc);
         // X: the panel's columns (in the panel step), then the others.
         if (col == pc) exchange(t, g.rows, ipiv, k0, kb, kb, row);
         exchange(t, g.rows, ipiv, k0, kb, col == pc ? n_loc - kb : n_loc, row);
