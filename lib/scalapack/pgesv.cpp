@@ -21,6 +21,7 @@
 #include "scalapack/lu_pivots.hpp"
 #include "scalapack/report.hpp"
 #include "scalapack/settle.hpp"
+#include "scalapack/solve_settle.hpp"
 #include "scalapack/view.hpp"
 
 namespace cala::scalapack {
@@ -64,9 +65,7 @@ void pgesv(const Args<T>& x) {
             say_declined(x.desca[SL_CTXT - 1], cat(routine<T>().name, " n=", n, " nrhs=", nrhs), "n^3", size);
         return call_scalapack(x);
     }
-    Call c{routine<T>().name.c_str(), x.desca[SL_CTXT - 1], {}, settings().verbose, ""};
-    Cblacs_gridinfo(c.ctxt, &c.g.p, &c.g.q, &c.g.row, &c.g.col);
-    if (c.verbose) c.head = cat(c.rout, " n=", n, " nrhs=", nrhs, " on ", c.g.p, "x", c.g.q, " -> ");
+    const Call c = solve_call(routine<T>().name.c_str(), x.desca, cat(" n=", n, " nrhs=", nrhs));
 
     // 1. ScaLAPACK's checks, in ScaLAPACK's order.
     if (foreign_context(c, x.desca_pos(), x.info)) return;
@@ -77,16 +76,11 @@ void pgesv(const Args<T>& x) {
     // a one-row matrix (M_A = 1) leaves IPIV(1) = 1 and nothing else, as its p?getrf.
     const bool one_row = x.desca[SL_M - 1] == 1;
     const Route route = n == 0 || one_row ? Route::Nothing : Route::Cala;
-    std::optional<SubMatrix> sa, sb;
-    if (chk.ok() && route == Route::Cala) {
-        sa = sub_matrix(read_descriptor(x.desca), c.g, *x.ia, *x.ja, n, n);
-        sb = sub_matrix(read_descriptor(x.descb), c.g, *x.ib, *x.jb, n, nrhs);
-    }
-    const bool layouts = !chk.ok() || route != Route::Cala || (sa && sb);
 
-    // 3. One allreduce over the grid.
-    const Grid2D* grid =
-        settle(c, chk, route, layouts, same, "an operand has no cala layout", x.info, [&] { call_scalapack(x); });
+    // 3. cala's views of A and B, one allreduce over the grid.
+    const SolveOperands ops = settle_solve(c, chk, route, same, x.desca, *x.ia, *x.ja, x.descb, *x.ib, *x.jb, n, nrhs,
+                                           x.info, [&] { call_scalapack(x); });
+    const Grid2D* grid = ops.grid;
     if (grid == nullptr) {
         if (route == Route::Nothing && one_row && *x.info == 0) x.ipiv[0] = 1;
         return;
@@ -95,7 +89,7 @@ void pgesv(const Args<T>& x) {
     // 4. The work: cala::getrf, then cala::getrs, in place. Each step cala declines (cala::Error,
     // raised on every process before any data moved) is ScaLAPACK's: the whole p?gesv before the
     // factorization, p?getrs after it.
-    const MatrixRef<T> av = view(*grid, *sa, x.a), bv = view(*grid, *sb, x.b);
+    const MatrixRef<T> av = view(*grid, *ops.a, x.a), bv = view(*grid, *ops.b, x.b);
     if (c.speaker())
         say(cat(c.head, "cala: ", describe_getrf(av.layout(), sizeof(T), is_complex_v<T>),
                 ", then getrs (cala::trsm twice)"));

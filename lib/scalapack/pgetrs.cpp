@@ -25,6 +25,7 @@
 #include "scalapack/lu_pivots.hpp"
 #include "scalapack/report.hpp"
 #include "scalapack/settle.hpp"
+#include "scalapack/solve_settle.hpp"
 #include "scalapack/view.hpp"
 
 namespace cala::scalapack {
@@ -62,9 +63,7 @@ void pgetrs(const Args<T>& x) {
                          size);
         return call_scalapack(x);
     }
-    Call c{routine<T>().name.c_str(), x.desca[SL_CTXT - 1], {}, settings().verbose, ""};
-    Cblacs_gridinfo(c.ctxt, &c.g.p, &c.g.q, &c.g.row, &c.g.col);
-    if (c.verbose) c.head = cat(c.rout, "(", t, ") n=", n, " nrhs=", nrhs, " on ", c.g.p, "x", c.g.q, " -> ");
+    const Call c = solve_call(routine<T>().name.c_str(), x.desca, cat("(", t, ") n=", n, " nrhs=", nrhs));
 
     // 1. ScaLAPACK's checks, in ScaLAPACK's order.
     if (foreign_context(c, x.desca_pos(), x.info)) return;
@@ -73,16 +72,11 @@ void pgetrs(const Args<T>& x) {
 
     // 2. Where the call goes.
     const Route route = n == 0 || nrhs == 0 ? Route::Nothing : Route::Cala;
-    std::optional<SubMatrix> sa, sb;
-    if (chk.ok() && route == Route::Cala) {
-        sa = sub_matrix(read_descriptor(x.desca), c.g, *x.ia, *x.ja, n, n);
-        sb = sub_matrix(read_descriptor(x.descb), c.g, *x.ib, *x.jb, n, nrhs);
-    }
-    const bool layouts = !chk.ok() || route != Route::Cala || (sa && sb);
 
-    // 3. One allreduce over the grid.
-    const Grid2D* grid =
-        settle(c, chk, route, layouts, same, "an operand has no cala layout", x.info, [&] { call_scalapack(x); });
+    // 3. cala's views of A and B, one allreduce over the grid.
+    const SolveOperands ops = settle_solve(c, chk, route, same, x.desca, *x.ia, *x.ja, x.descb, *x.ib, *x.jb, n, nrhs,
+                                           x.info, [&] { call_scalapack(x); });
+    const Grid2D* grid = ops.grid;
     if (grid == nullptr) return;
 
     // 4. IPIV as cala's pivots (one more allreduce), then cala::getrs in place.
@@ -92,7 +86,7 @@ void pgetrs(const Args<T>& x) {
         if (c.speaker()) say(cat(c.head, "ScaLAPACK: IPIV is no pivot sequence of sub(A) cala can apply"));
         return call_scalapack(x);
     }
-    const MatrixRef<T> av = view(*grid, *sa, x.a), bv = view(*grid, *sb, x.b);
+    const MatrixRef<T> av = view(*grid, *ops.a, x.a), bv = view(*grid, *ops.b, x.b);
     const Op op = t == 'N' ? Op::N : t == 'T' ? Op::T : Op::C;
     if (c.speaker())
         say(cat(c.head, "cala: getrs (row interchanges, cala::trsm with ", t == 'N' ? "L, then U" : "U^op, then L^op",

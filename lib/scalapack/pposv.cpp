@@ -20,6 +20,7 @@
 #include "scalapack/descriptor.hpp"
 #include "scalapack/report.hpp"
 #include "scalapack/settle.hpp"
+#include "scalapack/solve_settle.hpp"
 #include "scalapack/solve_args.hpp"
 #include "scalapack/view.hpp"
 
@@ -66,9 +67,7 @@ void pposv(const Args<T>& x) {
             say_declined(x.desca[SL_CTXT - 1], cat(routine<T>().name, "(", u, ") n=", n, " nrhs=", nrhs), "n^3", size);
         return call_scalapack(x);
     }
-    Call c{routine<T>().name.c_str(), x.desca[SL_CTXT - 1], {}, settings().verbose, ""};
-    Cblacs_gridinfo(c.ctxt, &c.g.p, &c.g.q, &c.g.row, &c.g.col);
-    if (c.verbose) c.head = cat(c.rout, "(", u, ") n=", n, " nrhs=", nrhs, " on ", c.g.p, "x", c.g.q, " -> ");
+    const Call c = solve_call(routine<T>().name.c_str(), x.desca, cat("(", u, ") n=", n, " nrhs=", nrhs));
 
     // 1. ScaLAPACK's checks, in ScaLAPACK's order.
     if (foreign_context(c, kSolveArgA, x.info)) return;
@@ -77,22 +76,17 @@ void pposv(const Args<T>& x) {
 
     // 2. Where the call goes.
     const Route route = n == 0 || nrhs == 0 ? Route::Nothing : Route::Cala;
-    std::optional<SubMatrix> sa, sb;
-    if (chk.ok() && route == Route::Cala) {
-        sa = sub_matrix(read_descriptor(x.desca), c.g, *x.ia, *x.ja, n, n);
-        sb = sub_matrix(read_descriptor(x.descb), c.g, *x.ib, *x.jb, n, nrhs);
-    }
-    const bool layouts = !chk.ok() || route != Route::Cala || (sa && sb);
 
-    // 3. One allreduce over the grid.
-    const Grid2D* grid =
-        settle(c, chk, route, layouts, same, "an operand has no cala layout", x.info, [&] { call_scalapack(x); });
+    // 3. cala's views of A and B, one allreduce over the grid.
+    const SolveOperands ops = settle_solve(c, chk, route, same, x.desca, *x.ia, *x.ja, x.descb, *x.ib, *x.jb, n, nrhs,
+                                           x.info, [&] { call_scalapack(x); });
+    const Grid2D* grid = ops.grid;
     if (grid == nullptr) return;
 
     // 4. The work: cala::potrf, then cala::potrs, in place on the caller's local arrays. Each
     // step that cala declines (cala::Error, raised on every process before any data moved) is
     // ScaLAPACK's: the whole p?posv before the factorization, p?potrs after it.
-    const MatrixRef<T> av = view(*grid, *sa, x.a), bv = view(*grid, *sb, x.b);
+    const MatrixRef<T> av = view(*grid, *ops.a, x.a), bv = view(*grid, *ops.b, x.b);
     const Uplo uplo = upper ? Uplo::Upper : Uplo::Lower;
     if (c.speaker())
         say(cat(c.head, "cala: potrf (",

@@ -19,6 +19,7 @@
 #include "scalapack/descriptor.hpp"
 #include "scalapack/report.hpp"
 #include "scalapack/settle.hpp"
+#include "scalapack/solve_settle.hpp"
 #include "scalapack/solve_args.hpp"
 #include "scalapack/view.hpp"
 
@@ -58,9 +59,7 @@ void ppotrs(const Args<T>& x) {
                          size);
         return call_scalapack(x);
     }
-    Call c{routine<T>().name.c_str(), x.desca[SL_CTXT - 1], {}, settings().verbose, ""};
-    Cblacs_gridinfo(c.ctxt, &c.g.p, &c.g.q, &c.g.row, &c.g.col);
-    if (c.verbose) c.head = cat(c.rout, "(", u, ") n=", n, " nrhs=", nrhs, " on ", c.g.p, "x", c.g.q, " -> ");
+    const Call c = solve_call(routine<T>().name.c_str(), x.desca, cat("(", u, ") n=", n, " nrhs=", nrhs));
 
     // 1. ScaLAPACK's checks, in ScaLAPACK's order.
     if (foreign_context(c, kSolveArgA, x.info)) return;
@@ -69,20 +68,15 @@ void ppotrs(const Args<T>& x) {
 
     // 2. Where the call goes.
     const Route route = n == 0 || nrhs == 0 ? Route::Nothing : Route::Cala;
-    std::optional<SubMatrix> sa, sb;
-    if (chk.ok() && route == Route::Cala) {
-        sa = sub_matrix(read_descriptor(x.desca), c.g, *x.ia, *x.ja, n, n);
-        sb = sub_matrix(read_descriptor(x.descb), c.g, *x.ib, *x.jb, n, nrhs);
-    }
-    const bool layouts = !chk.ok() || route != Route::Cala || (sa && sb);
 
-    // 3. One allreduce over the grid.
-    const Grid2D* grid =
-        settle(c, chk, route, layouts, same, "an operand has no cala layout", x.info, [&] { call_scalapack(x); });
+    // 3. cala's views of A and B, one allreduce over the grid.
+    const SolveOperands ops = settle_solve(c, chk, route, same, x.desca, *x.ia, *x.ja, x.descb, *x.ib, *x.jb, n, nrhs,
+                                           x.info, [&] { call_scalapack(x); });
+    const Grid2D* grid = ops.grid;
     if (grid == nullptr) return;
 
     // 4. The work: cala::potrs in place on the caller's local arrays.
-    const MatrixRef<T> av = view(*grid, *sa, x.a), bv = view(*grid, *sb, x.b);
+    const MatrixRef<T> av = view(*grid, *ops.a, x.a), bv = view(*grid, *ops.b, x.b);
     const Uplo uplo = upper ? Uplo::Upper : Uplo::Lower;
     if (c.speaker())
         say(cat(c.head, "cala: potrs (cala::trsm with ", upper ? "U^H, then U" : "L, then L^H", "), nb=",
