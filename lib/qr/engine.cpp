@@ -7,8 +7,9 @@
 //      (one allreduce of w x n_loc, only when the panel spans more than one process row);
 //      A −= V·(Tᴴ·W)
 // Lookahead 1: in column co(l+1), U runs first on panel l+1's columns, then F and B of step
-// l+1, then U on the rest. A root never waits for its own broadcast (its slot is retired
-// before it is written again).
+// l+1, then U on the rest; the other columns post their side of B of step l+1 at the start of
+// step l. U polls the broadcasts between its GEMM tiles. A root never waits for its own
+// broadcast (its slot is retired before it is written again).
 //
 //   1 x 2 grid, panels alternate columns 0, 1:
 //     col 0: F0 B0→ | U0(all)        | (waits B1) U1 ...
