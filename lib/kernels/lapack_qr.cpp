@@ -136,15 +136,20 @@ void ungqr(index_t m, index_t n, index_t k, T* a, index_t lda, const T* tau) {
 
 template <class T>
 void larft_gram(index_t k, const T* g, index_t ldg, const T* tau, T* t, index_t ldt) {
+    // Column i: t(0:i, i) = −tau_i·t(0:i, 0:i)·g(0:i, i), as axpys down the columns of t (contiguous); g(0:i, i) is
+    // copied first, so g may be t itself (ldg == ldt).
+    std::vector<T> col(static_cast<std::size_t>(k));
     for (index_t i = 0; i < k; ++i) {
-        // t(0:i, i) = -tau_i · t(0:i, 0:i) · g(0:i, i), t(0:i, 0:i) upper triangular.
-        for (index_t j = 0; j < i; ++j) {
-            T s{};
-            for (index_t l = j; l < i; ++l) s += t[j + l * ldt] * g[l + i * ldg];
-            t[j + i * ldt] = -tau[i] * s;
+        for (index_t l = 0; l < i; ++l) col[static_cast<std::size_t>(l)] = g[l + i * ldg];
+        T* ti = t + i * ldt;
+        for (index_t j = 0; j < k; ++j) ti[j] = T(0);
+        for (index_t l = 0; l < i; ++l) {
+            const T s = col[static_cast<std::size_t>(l)];
+            const T* tl = t + l * ldt;
+            for (index_t j = 0; j <= l; ++j) ti[j] += tl[j] * s;
         }
-        t[i + i * ldt] = tau[i];
-        for (index_t j = i + 1; j < k; ++j) t[j + i * ldt] = T(0);
+        for (index_t j = 0; j < i; ++j) ti[j] *= -tau[i];
+        ti[i] = tau[i];
     }
 }
 

@@ -7,8 +7,9 @@
 //      (one allreduce of w x n_loc, only when the panel spans more than one process row);
 //      A −= V·(Tᴴ·W)
 // Lookahead 1: in column co(l+1), U runs first on panel l+1's columns, then F and B of step
-// l+1, then U on the rest. A root never waits for its own broadcast (its slot is retired
-// before it is written again).
+// l+1, then U on the rest; the other columns post their side of B of step l+1 at the start of
+// step l. U polls the broadcasts between its GEMM tiles. A root never waits for its own
+// broadcast (its slot is retired before it is written again).
 //
 //   1 x 2 grid, panels alternate columns 0, 1:
 //     col 0: F0 B0→ | U0(all)        | (waits B1) U1 ...
@@ -60,27 +61,34 @@ void geqrf_engine(const QrGeom& g, int r, int c, const Comm& row, const Comm& co
         const T* v = t + w * w;
         const index_t ldv = std::max<index_t>(1, mr);
         T* ac = a + g.row0(l, r) + j0 * lda;
-        // In column chunks of about 2^26 multiply-adds (256 columns at least), polling the broadcasts in flight between
-        // them: MPICH moves a non-blocking broadcast only while its root calls into MPI.
-        const index_t cb = std::max<index_t>(256, (index_t{1} << 26) / std::max<index_t>(1, mr * w));
+        // In tiles of about 2^25 multiply-adds (512 columns by >= 256 rows: shapes BLIS runs at its full rate), polling
+        // the broadcasts in flight between them: MPICH moves a non-blocking broadcast only while both ends call into
+        // MPI, a pipeline of shared-memory cells per call.
+        const index_t cb = 512;
+        const index_t rb = std::max<index_t>(256, ((index_t{1} << 25) / (w * cb) + 15) / 16 * 16);
         auto poll = [&] {
             for (Request& q : req)
                 if (!q.done()) q.test();
         };
-        if (mr > 0)
-            for (index_t j = 0; j < nc; j += cb) {
-                const index_t n1 = std::min(cb, nc - j);
-                kernels::gemm(Op::C, Op::N, w, n1, mr, T(1), v, ldv, ac + j * lda, lda, T(0), wbuf + j * w, w);
+        for (index_t j = 0; j < nc; j += cb) {
+            const index_t n1 = std::min(cb, nc - j);
+            if (mr == 0) kernels::scale(w, n1, T(0), wbuf + j * w, w);
+            for (index_t i = 0; i < mr; i += rb) {
+                kernels::gemm(Op::C, Op::N, w, n1, std::min(rb, mr - i), T(1), v + i, ldv, ac + i + j * lda, lda,
+                              T(i == 0 ? 0 : 1), wbuf + j * w, w);
                 poll();
             }
-        else kernels::scale(w, nc, T(0), wbuf, w);
+        }
         if (reduce) col.iallreduce_sum(wbuf, w * nc).wait();
         if (mr == 0) return;
         kernels::gemm(Op::C, Op::N, w, nc, w, T(1), t, w, wbuf, w, T(0), zbuf, w);
         for (index_t j = 0; j < nc; j += cb) {
             const index_t n1 = std::min(cb, nc - j);
-            kernels::gemm(Op::N, Op::N, mr, n1, w, T(-1), v, ldv, zbuf + j * w, w, T(1), ac + j * lda, lda);
-            poll();
+            for (index_t i = 0; i < mr; i += rb) {
+                kernels::gemm(Op::N, Op::N, std::min(rb, mr - i), n1, w, T(-1), v + i, ldv, zbuf + j * w, w, T(1),
+                              ac + i + j * lda, lda);
+                poll();
+            }
         }
     };
 
@@ -91,6 +99,9 @@ void geqrf_engine(const QrGeom& g, int r, int c, const Comm& row, const Comm& co
         if (c != g.co(l)) req[slot].wait();
         const index_t j0 = g.trail0(l, c), nt = g.trail(l, c);
         const bool next = l + 1 < kt;
+        // Receivers join step l+1's broadcast now (its slot was retired with step l-1), so that
+        // the root's polls during step l move it.
+        if (next && c != g.co(l + 1)) post(l + 1, 1 - slot);
         if (next && lookahead > 0 && c == g.co(l + 1)) {
             const index_t b1 = g.bs(l + 1);
             update(l, slot, j0, b1);
@@ -99,8 +110,8 @@ void geqrf_engine(const QrGeom& g, int r, int c, const Comm& row, const Comm& co
             update(l, slot, j0 + b1, nt - b1);
         } else {
             update(l, slot, j0, nt);
-            if (next) {
-                if (c == g.co(l + 1)) factor(l + 1, 1 - slot);
+            if (next && c == g.co(l + 1)) {
+                factor(l + 1, 1 - slot);
                 post(l + 1, 1 - slot);
             }
         }
