@@ -9,10 +9,12 @@
 //
 // lookahead = 0: update(l) of every column, then panel(l+1). The traffic is the same either way.
 // One process row (p == 1): the panel is LAPACK's getrf in place (partial pivoting, which is
-// what the tournament picks on one rank), without the tournament's copy and the L21 solve.
+// what the tournament picks on one rank), without the tournament's copy and the L21 solve; the
+// interchanges of L's columns (left of the panel) wait until the end (swap_left).
 
 #include <algorithm>
 #include <complex>
+#include <utility>
 
 #include "core/workspace.hpp"
 #include "kernels/blas.hpp"
@@ -59,6 +61,7 @@ public:
             }
         }
         for (Step& s : st_) retire(s);
+        if (g_.p() == 1) swap_left();
         return info_;
     }
 
@@ -146,7 +149,10 @@ private:
         const auto zero = static_cast<index_t>(std::real(s.top[kb * (kb + 2)]));
         if (info_ == 0 && zero > 0) info_ = s.k0 + zero;
         ColRanges cols;
-        if (c_ == s.pc) {
+        if (g_.p() == 1) {
+            // One process row: the columns left of the panel wait for swap_left() at the end.
+            if (s.nrest > 0) cols.emplace_back(s.lcr, s.nrest);
+        } else if (c_ == s.pc) {
             if (s.lc0 > 0) cols.emplace_back(0, s.lc0);
             if (n_loc_ > s.lc0 + kb) cols.emplace_back(s.lc0 + kb, n_loc_ - s.lc0 - kb);
         } else if (n_loc_ > 0) {
@@ -161,6 +167,28 @@ private:
         s.ru = colc_.ibcast(s.ub.data(), kb * s.nrest, s.pr);
         if (c_ != s.pc) s.rl.wait();
         if (r_ != s.pr) s.ru.wait();
+    }
+
+    // One process row: the interchanges of the steps right of each column's own panel, deferred
+    // from rest() (L's columns are final but for them) and applied here column by column, so that
+    // a column stays in cache through all its steps (per step, each swap is a cache miss).
+    void swap_left() {
+        const index_t kmax = g_.kmax();
+        const std::vector<index_t>& piv = ipiv_;
+        T* const a = a_;
+        const index_t lda = lda_;
+        index_t n = 0;  // local columns with global index < kmax: a prefix
+        while (n < n_loc_ && g_.cols.to_global(n, c_) < kmax) ++n;
+        const int nt = n >= 64 ? kernels::threads() : 1;
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 16)
+        for (index_t j = 0; j < n; ++j) {
+            const index_t b = g_.rows.block_of(g_.cols.to_global(j, c_));
+            T* col = a + j * lda;
+            for (index_t i = g_.start(b) + g_.width(b); i < kmax; ++i) {
+                const index_t w = piv[static_cast<std::size_t>(i)];
+                if (w != i) std::swap(col[i], col[w]);
+            }
+        }
     }
 
     // U on my columns [c0, c1) (local, right of the panel): row chunks with MPI polled between.

@@ -14,6 +14,7 @@
 #include <map>
 
 #include "core/workspace.hpp"
+#include "kernels/blas.hpp"
 #include "lu/engine.hpp"
 
 namespace cala::detail {
@@ -80,13 +81,22 @@ void exchange_rows(const Dist1D& rows, int r, const Comm& col_comm, index_t kb, 
     for (const auto& rg : cols) w += rg.second;
     if (kb == 0 || w == 0 || moves.empty()) return;
     if (col_comm.size() == 1) {
-        // One process row: the moves in place (local rows are global), column by column.
-        std::vector<T> tmp(moves.size());
-        for_columns(cols, [&](index_t j, index_t) {
-            T* col = a + j * lda;
-            for (std::size_t i = 0; i < moves.size(); ++i) tmp[i] = col[moves[i].second];
-            for (std::size_t i = 0; i < moves.size(); ++i) col[moves[i].first] = tmp[i];
-        });
+        // One process row: the moves in place (local rows are global), column by column, the
+        // columns shared by the calling rank's kernel threads.
+        std::vector<index_t> js;
+        js.reserve(static_cast<std::size_t>(w));
+        for_columns(cols, [&](index_t j, index_t) { js.push_back(j); });
+        const int nt = w >= 64 ? kernels::threads() : 1;
+#pragma omp parallel num_threads(nt)
+        {
+            std::vector<T> tmp(moves.size());
+#pragma omp for schedule(static)
+            for (index_t x = 0; x < w; ++x) {
+                T* col = a + js[static_cast<std::size_t>(x)] * lda;
+                for (std::size_t i = 0; i < moves.size(); ++i) tmp[i] = col[moves[i].second];
+                for (std::size_t i = 0; i < moves.size(); ++i) col[moves[i].first] = tmp[i];
+            }
+        }
         return;
     }
     const int p = col_comm.size();
