@@ -240,6 +240,8 @@ void run_resident(const GemmArgs& args, int p, int q, Shape3D g3) {
                                   ": the resident bench needs a product with flops (m, n, k > 0)");
     if (args.lookahead < 1) refuse("--lookahead", "is " + std::to_string(args.lookahead) + ", must be >= 1");
     if (args.panel_width < 0) refuse("--panel-width", "is " + std::to_string(args.panel_width) + ", must be >= 0");
+    if (args.transport == "nccl" && args.resident.find("host") != std::string::npos)
+        refuse("--transport", "is nccl: NCCL moves CUDA device memory, not a HostDevice's (--resident " + args.resident + ")");
     ResidentGemmArgs r;
     r.spec = args.resident;
     r.transport = args.transport.empty() ? "auto" : args.transport;
