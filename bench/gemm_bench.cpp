@@ -40,6 +40,8 @@
 #include "common.hpp"
 #include "kernels/blas.hpp"
 #include "concurrent_ref.hpp"
+#include "gemm_probe.hpp"
+#include "resident_bench.hpp"
 #include "scalapack_ref.hpp"
 
 namespace cala::bench {
@@ -52,6 +54,7 @@ struct GemmArgs {
     bool plan = false;
     index_t block_size = 0;
     std::string devices;
+    std::string resident, transport;  // --resident DEV (resident_bench.cpp), --transport
     double max_device_mb = 0;
     int runs = 5, threads = 0, lookahead = 1;
     std::string threads_from;  // what set the threads (JSON "threads_from")
@@ -66,78 +69,6 @@ Variant parse_variant(const std::string& s) {
     return s == "C" ? Variant::StationaryC : s == "A" ? Variant::StationaryA
                                            : s == "B" ? Variant::StationaryB : Variant::Auto;
 }
-
-
-// ---- random-probe check
-
-template <class T>
-using acc_t = std::conditional_t<is_complex_v<T>, std::complex<double>, double>;
-
-template <class T>
-struct Probe {
-    std::vector<acc_t<T>> val;  ///< op(X)·v
-    std::vector<double> abs;    ///< |op(X)|·|v|
-};
-
-// op(X)·v and |op(X)|·|v| summed over the grid (every rank gets the whole vectors).
-template <class T>
-Probe<T> apply(Op op, const MatrixRef<T>& x, const Probe<T>& v) {
-    using A = acc_t<T>;
-    const Grid2D& g = x.grid();
-    const index_t len = op == Op::N ? x.m() : x.n();
-    Probe<T> out{std::vector<A>(static_cast<std::size_t>(len)), std::vector<double>(static_cast<std::size_t>(len))};
-    std::vector<index_t> rg(static_cast<std::size_t>(x.m_loc()));
-    for (index_t i = 0; i < x.m_loc(); ++i) rg[i] = x.layout().rows.to_global(i, g.row());
-    for (index_t j = 0; j < x.n_loc(); ++j) {
-        const index_t jg = x.layout().cols.to_global(j, g.col());
-        if (op == Op::N) {
-            const A vj = v.val[jg];
-            const double aj = v.abs[jg];
-            for (index_t i = 0; i < x.m_loc(); ++i) {
-                out.val[rg[i]] += A(x.local(i, j)) * vj;
-                out.abs[rg[i]] += std::abs(A(x.local(i, j))) * aj;
-            }
-        } else {
-            A s = 0;
-            double sa = 0;
-            for (index_t i = 0; i < x.m_loc(); ++i) {
-                s += conj_if(A(x.local(i, j)), op == Op::C) * v.val[rg[i]];
-                sa += std::abs(A(x.local(i, j))) * v.abs[rg[i]];
-            }
-            out.val[jg] += s;
-            out.abs[jg] += sa;
-        }
-    }
-    const int w = is_complex_v<T> ? 2 : 1;
-    MPI_Allreduce(MPI_IN_PLACE, out.val.data(), static_cast<int>(len * w), MPI_DOUBLE, MPI_SUM, g.comm().get());
-    MPI_Allreduce(MPI_IN_PLACE, out.abs.data(), static_cast<int>(len), MPI_DOUBLE, MPI_SUM, g.comm().get());
-    return out;
-}
-
-template <class T>
-double probe_error(Op op_a, Op op_b, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, T beta,
-                   const MatrixRef<T>& c0, const MatrixRef<T>& c, std::uint64_t seed) {
-    using A = acc_t<T>;
-    Probe<T> x{std::vector<A>(static_cast<std::size_t>(c.n())), std::vector<double>(static_cast<std::size_t>(c.n()))};
-    for (index_t j = 0; j < c.n(); ++j) {
-        x.val[j] = A(element<T>(seed, -1, j));
-        x.abs[j] = std::abs(x.val[j]);
-    }
-    const Probe<T> y = apply(Op::N, c, x), y0 = apply(Op::N, c0, x);
-    const Probe<T> u = apply(op_a, a, apply(op_b, b, x));
-    const index_t k = op_a == Op::N ? a.n() : a.m();
-    double num = 0, den = 0;
-    for (index_t i = 0; i < c.m(); ++i) {
-        const double r = std::abs(y.val[i] - A(alpha) * u.val[i] - A(beta) * y0.val[i]);
-        if (std::isnan(r)) return INFINITY;
-        num = std::max(num, r);
-        den = std::max(den, std::abs(A(alpha)) * u.abs[i] + std::abs(A(beta)) * y0.abs[i]);
-    }
-    if (num == 0) return 0;
-    return num / (static_cast<double>(eps<T>()) * static_cast<double>(k + c.n()) * (den + 1e-300));
-}
-
-
 
 template <class T>
 void run_gemm(const GemmArgs& args, int p, int q, Shape3D g3) {
@@ -291,6 +222,36 @@ void run_gemm(const GemmArgs& args, int p, int q, Shape3D g3) {
     emit(j);
 }
 
+// --resident DEV: the options that do not apply to a resident gemm are refused, then
+// resident_bench.cpp runs it.
+void run_resident(const GemmArgs& args, int p, int q, Shape3D g3) {
+    auto refuse = [](const std::string& opt, const std::string& why) {
+        throw CLI::ValidationError(opt, why + " (cala-bench gemm --resident runs stationary-C SUMMA on device-"
+                                              "resident operands, 2D grids only)");
+    };
+    if (g3.c > 0) refuse("--grid", "is " + args.grid + ": a resident gemm has no 2.5D/3D path");
+    if (args.variant != "auto" && args.variant != "C") refuse("--variant", "is " + args.variant + ": only C is resident");
+    if (!args.devices.empty()) refuse("--devices", "streams host operands through devices: not with --resident");
+    if (args.compare != "none") refuse("--compare", "is " + args.compare + ": the reference of --resident is the in-core product on one device");
+    if (args.block_size > 0) refuse("--block-size", "sets the 2.5D/3D layouts: not with --resident");
+    if (args.plan) refuse("--plan", "prints the host planner's choice: not with --resident");
+    if (args.m == 0 || args.n == 0 || args.k == 0)
+        refuse("--m/--n/--k", "are " + std::to_string(args.m) + "x" + std::to_string(args.n) + "x" + std::to_string(args.k) +
+                                  ": the resident bench needs a product with flops (m, n, k > 0)");
+    if (args.lookahead < 1) refuse("--lookahead", "is " + std::to_string(args.lookahead) + ", must be >= 1");
+    if (args.panel_width < 0) refuse("--panel-width", "is " + std::to_string(args.panel_width) + ", must be >= 0");
+    if (args.transport == "nccl" && args.resident.find("host") != std::string::npos)
+        refuse("--transport", "is nccl: NCCL moves CUDA device memory, not a HostDevice's (--resident " + args.resident + ")");
+    ResidentGemmArgs r;
+    r.spec = args.resident;
+    r.transport = args.transport.empty() ? "auto" : args.transport;
+    r.type = args.type, r.opa = args.opa, r.opb = args.opb;
+    r.m = args.m, r.n = args.n, r.k = args.k, r.nb = args.nb, r.panel_width = args.panel_width;
+    r.lookahead = args.lookahead, r.runs = args.runs, r.threads = args.threads, r.threads_from = args.threads_from;
+    r.alpha = args.alpha, r.beta = args.beta, r.max_device_mb = args.max_device_mb;
+    run_resident_gemm(r, p, q);
+}
+
 void run(const GemmArgs& in) {
     int size = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -318,6 +279,12 @@ void run(const GemmArgs& in) {
                                                  std::to_string(p * q) + " ranks, running on " + std::to_string(size));
     args.threads_from = threads_from(args.threads > 0);
     if (args.threads <= 0) args.threads = omp_get_max_threads();
+    if (!args.transport.empty() && args.resident.empty())
+        throw CLI::ValidationError("--transport", "moves the panels of a resident gemm: it needs --resident DEV");
+    if (!args.resident.empty()) {
+        run_resident(args, p, q, g3);
+        return;
+    }
     if (args.type == "d") run_gemm<double>(args, p, q, g3);
     else if (args.type == "s") run_gemm<float>(args, p, q, g3);
     else if (args.type == "z") run_gemm<std::complex<double>>(args, p, q, g3);
@@ -337,6 +304,12 @@ void add_gemm_command(CLI::App& app) {
     cmd->add_flag("--plan", args->plan, "print the planner's choice (stderr) beside the measurement");
     cmd->add_option("--devices", args->devices,
                     "run each rank's local updates on these devices with the chunked engine (host,host | 0,1)");
+    cmd->add_option("--resident", args->resident,
+                    "operands resident on one device per rank: host (a HostDevice standing for device memory) or "
+                    "CUDA ordinals (0 | 0,1: rank r takes entry r mod count); reference: the in-core product on "
+                    "rank 0's device, same run");
+    cmd->add_option("--transport", args->transport, "panels of the resident gemm (with --resident; default auto)")
+        ->check(CLI::IsMember({"auto", "staged", "nccl"}));
     cmd->add_option("--max-device-mb", args->max_device_mb, "memory cap per device, MiB (0: the device's own)");
     cmd->add_option("--block-size", args->block_size, "block size of the 2.5D/3D layouts (0: the planner's)");
     cmd->add_option("--nb", args->nb, "block size (rows and columns) of A, B and C")

@@ -85,7 +85,8 @@ std::vector<Column> columns(const std::string& bench, const Json& first) {
              [g](const Json& j) {
                  return (g ? str(j, "m") + "x" + str(j, "n") + "x" + str(j, "k") : "n=" + str(j, "n")) + " " +
                         str(j, "type") + " grid " + str(j, "grid") + " " + str(j, "threads") + " thr/rank " +
-                        str(j, "variant") + (g ? "" : " panel " + str(j, "panel"));
+                        str(j, "variant") + (g ? "" : " panel " + str(j, "panel")) +
+                        (j.contains("resident") ? " resident on " + str(j, "device") + " vs " + str(j, "reference") : "");
              }},
             {"cala GF/s", [](const Json& j) { return num(j, "gflops_median"); }},
             {"ScaLAPACK GF/s", [](const Json& j) { return num(j, "scalapack_gflops_median"); }},

@@ -8,6 +8,8 @@
     documented kinds, no overlap within a (pid, tid);
   - gemm --table: the table on stdout and the path of a results file holding the JSON lines;
     `cala-bench table FILE` prints the same table;
+  - gemm --resident host on 1 and 2 ranks: the probe check, words/messages/workspace == model,
+    the in-core reference and efficiency; bad combinations with --resident refused, clearly;
   - --trace with --panel all: a clear error (CLI11's exit status for invalid arguments).
 """
 import argparse
@@ -130,6 +132,48 @@ def main():
                 check("scalapack_gflops" in saved[0], "gemm: scalapack_gflops")
             q = run([bench, "table", path], {}, d)
             check(q.returncode == 0 and "cala/ScaLAPACK" in q.stdout, "cala-bench table FILE prints the table")
+
+        # gemm --resident host: the resident gemm on HostDevice memory, 1 and 2 ranks (A moved by
+        # op T on 2 ranks; sizes nb does not divide): one JSON line, the probe check, words,
+        # messages and device workspace == resident_gemm_cost, the in-core reference and the ratio.
+        for ranks, grid, extra in ((1, "1x1", []), (2, "1x2", ["--opa", "T"])):
+            p = run([mpi, "-n", str(ranks), bench, "gemm", "--resident", "host", "--m", "300", "--n", "260",
+                     "--k", "200", "--nb", "64", "--grid", grid, "--threads", "1", "--runs", "1", "--json"] + extra,
+                    {"OMP_NUM_THREADS": "1"}, d)
+            what = f"gemm --resident host, {ranks} rank(s)"
+            lines = json_lines(p.stdout)
+            check(p.returncode == 0 and len(lines) == 1 and lines[0].get("bench") == "gemm",
+                  f"{what}: exit 0, one JSON line")
+            if lines:
+                r = lines[0]
+                check(r.get("resident") == "host" and r.get("ranks") == ranks and r.get("grid") == grid,
+                      f"{what}: resident, ranks, grid")
+                check(r.get("transport") == "staged" and r.get("transport_reason"), f"{what}: transport staged, a reason")
+                check(0 <= r.get("check_error", 99) < 1, f"{what}: check_error {r.get('check_error')} < 1")
+                check(r.get("ranks_model_mismatch") == "none", f"{what}: every rank's words and messages == model")
+                for got, want in (("words_max", "words_model"), ("msgs_max", "msgs_model"),
+                                  ("words_recv_max", "words_recv_model"), ("extra_bytes_max", "extra_bytes_model")):
+                    check(got in r and r.get(got) == r.get(want), f"{what}: {got} {r.get(got)} == {want} {r.get(want)}")
+                check(r.get("words_max", 0) > 0 if ranks > 1 else r.get("words_max") == 0,
+                      f"{what}: panels travel on 2 ranks, none on 1")
+                check(r.get("reference") == "host_device_incore" and r.get("reference_gflops", 0) > 0 and
+                      len(r.get("reference_gflops_samples", [])) == 2, f"{what}: the in-core reference, before and after")
+                eff = r.get("efficiency", 0)
+                check(eff > 0 and abs(eff - r.get("gflops_median", 0) / r.get("reference_gflops", 1)) < 1e-9 * eff,
+                      f"{what}: efficiency = median rate / reference rate")
+        for bad, opt in ((["--compare", "scalapack"], "--compare"), (["--variant", "A"], "--variant"),
+                         (["--transport", "nccl"], "--transport")):
+            p = run([mpi, "-n", "2", bench, "gemm", "--resident", "host", "--m", "64", "--n", "64", "--k", "64",
+                     "--runs", "1", "--json"] + bad, {"OMP_NUM_THREADS": "1"}, d)
+            check(p.returncode not in (0, 3) and opt in p.stderr and not json_lines(p.stdout),
+                  f"gemm --resident {' '.join(bad)}: refused with a message naming {opt}")
+        p = run([mpi, "-n", "2", bench, "gemm", "--transport", "staged", "--m", "64", "--runs", "1", "--json"],
+                {"OMP_NUM_THREADS": "1"}, d)
+        check(p.returncode not in (0, 3) and "--resident" in p.stderr, "gemm --transport without --resident: refused")
+        p = run([mpi, "-n", "2", bench, "gemm", "--resident", "gpu", "--m", "64", "--runs", "1", "--json"],
+                {"OMP_NUM_THREADS": "1"}, d)
+        check(p.returncode == 1 and "'gpu'" in p.stderr and p.stderr.count("cannot open device") == 1,
+              "gemm --resident gpu: one clear error (rank 0), exit 1 on every rank")
 
         # --trace with several configurations is refused, clearly
         p = run([mpi, "-n", "1", bench, "potrf", "--n", "64", "--panel", "all", "--trace", os.path.join(d, "x.json")],

@@ -1,0 +1,28 @@
+#pragma once
+// cala-bench gemm --resident: cala::gemm on device-resident operands (cala/resident.hpp) against
+// the in-core product on one device, same run (bench/resident_bench.cpp).
+
+#include <string>
+
+#include "cala/types.hpp"
+
+namespace cala::bench {
+
+/// What `cala-bench gemm --resident DEV` runs (gemm_bench.cpp checks the options and fills it).
+struct ResidentGemmArgs {
+    std::string spec;                  ///< --resident: "host", or CUDA ordinals "0" | "0,1" (rank r: entry r mod count)
+    std::string transport = "auto";    ///< --transport: auto | staged | nccl
+    std::string type = "d", opa = "N", opb = "N";
+    index_t m = 0, n = 0, k = 0, nb = 0, panel_width = 0;
+    int lookahead = 1, runs = 5, threads = 1;
+    std::string threads_from;
+    double alpha = 1, beta = 1;
+    double max_device_mb = 0;          ///< cap per rank's device, MiB (0: HostDevice sized to fit, CUDA its free memory)
+};
+
+/// Runs the resident gemm on a p x q grid of MPI_COMM_WORLD and emits one JSON line (rank 0).
+/// Collective over MPI_COMM_WORLD; a device that cannot be opened on any rank, or a reference
+/// that does not fit rank 0's device, is a cala::Error on every rank.
+void run_resident_gemm(const ResidentGemmArgs& args, int p, int q);
+
+}  // namespace cala::bench
