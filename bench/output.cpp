@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -25,6 +26,8 @@ struct State {
     std::string command = "cala-bench";
     bool table = false;        // decided on rank 0 by configure_output
     bool progress_on = false;  // stderr reaches a terminal
+    bool progress_log = false;  // CALA_BENCH_PROGRESS: timestamped progress lines
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
     bool progress_line = false;  // a progress line is on the screen (to be cleared)
     bool failed = false;
     std::vector<nlohmann::ordered_json> lines;
@@ -126,6 +129,9 @@ void configure_output(OutputMode mode, const std::string& command) {
     if (!is_rank0()) return;
     s.table = mode == OutputMode::Table || (mode == OutputMode::Auto && reaches_terminal(STDOUT_FILENO));
     s.progress_on = reaches_terminal(STDERR_FILENO);
+    // CALA_BENCH_PROGRESS=1: one timestamped line per step, for logs (a GPU run's phases).
+    const char* env = std::getenv("CALA_BENCH_PROGRESS");
+    s.progress_log = env != nullptr && *env != '\0' && *env != '0';
 }
 
 void emit(const nlohmann::ordered_json& result) {
@@ -156,7 +162,11 @@ void report_error(const std::string& bench, const std::string& message) {
 
 void progress(const std::string& bench, const std::string& what) {
     State& s = state();
-    if (!is_rank0() || !s.progress_on) return;
+    if (!is_rank0() || !(s.progress_on || s.progress_log)) return;
+    if (s.progress_log) {
+        std::fprintf(stderr, "cala-bench %s: [%.3f s] %s\n", bench.c_str(), std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started).count(), what.c_str());
+        return;
+    }
     std::fprintf(stderr, "\r\033[Kcala-bench %s: %s", bench.c_str(), what.c_str());
     std::fflush(stderr);
     s.progress_line = true;

@@ -145,7 +145,8 @@ struct ResidentGemmReport {
 struct ResidentGemmOptions {
     /// Groups of panels in flight while the current one's local GEMM runs (>= 1).
     int lookahead = 1;
-    /// Width of one step's panel along k, rounded up to whole blocks; 0: 512.
+    /// Width of one step's panel along k, rounded up to whole blocks; 0: 512, or all of k on a
+    /// 1 x 1 grid (one device gemm: nothing travels).
     index_t panel_width = 0;
     PanelTransport transport = PanelTransport::Auto;
     ResidentGemmReport* report = nullptr;  ///< filled when not null
