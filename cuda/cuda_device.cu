@@ -12,6 +12,7 @@
 #include "cuda_device.hpp"
 #include "device/tile_cache.hpp"
 #include "pinned.hpp"
+#include "staging.hpp"
 
 namespace cala::cuda {
 
@@ -45,6 +46,11 @@ struct CudaDevice::Impl {
     std::unique_ptr<device::TileCache> pool;
     std::vector<const void*> pinned;
     std::int64_t reused = 0;
+    // Pageable host memory goes through the staging slots (staging.hpp) unless CALA_CUDA_PIN says
+    // otherwise; page-locked ranges (cudaHostAlloc, or registered) are copied directly.
+    HostCopyMode mode = host_copy_mode();
+    Stager stage;
+    std::vector<std::pair<const char*, const char*>> locked;  // this call's page-locked operands
 
     // Blocks come from the device's stream-ordered memory pool where it has one (kept across
     // calls, so a new CudaDevice does not pay cudaMalloc again, and a free does not synchronize
@@ -120,11 +126,23 @@ struct CudaDevice::Impl {
         CALA_CHECK_CUDA(cudaEventRecord(b->ev[s], stream[s]));
         b->recorded[s] = true;
     }
+    /// Whether host memory at p is copied without the slots: page-locked, or staging off.
+    bool direct(const void* p) {
+        if (mode != HostCopyMode::Stage) return true;
+        const char* q = static_cast<const char*>(p);
+        for (const auto& [lo, hi] : locked)
+            if (lo <= q && q < hi) return true;
+        cudaPointerAttributes attr{};
+        const bool pinned = cudaPointerGetAttributes(&attr, p) == cudaSuccess && attr.type == cudaMemoryTypeHost;
+        (void)cudaGetLastError();
+        return pinned;
+    }
     void copy_in(const device::Copy2D& c) {
         CALA_CHECK_CUDA(cudaSetDevice(ordinal));
         BlockSync* b = sync_of(c.dst);
         order(In, b);
-        copy2d(c, cudaMemcpyHostToDevice, stream[In]);
+        if (direct(c.src)) copy2d(c, cudaMemcpyHostToDevice, stream[In]);
+        else stage.to_device(c, stream[In]);
         mark(In, b);
     }
 };
@@ -186,6 +204,10 @@ CudaDevice::~CudaDevice() {
     cudaSetDevice(ordinal_);
     for (auto s : im.stream)
         if (s) cudaStreamSynchronize(s);
+    try {
+        im.stage.drain();
+    } catch (...) {
+    }
     end_host_ranges();
     im.pool.reset();  // frees are ordered on the in-stream
     if (im.stream[In]) cudaStreamSynchronize(im.stream[In]);
@@ -243,7 +265,8 @@ void CudaDevice::copy_to_host(const device::Copy2D& c) {
     CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
     BlockSync* b = im.sync_of(c.src);
     im.order(Out, b);
-    copy2d(c, cudaMemcpyDeviceToHost, im.stream[Out]);
+    if (im.direct(c.dst)) copy2d(c, cudaMemcpyDeviceToHost, im.stream[Out]);
+    else im.stage.to_host(c, im.stream[Out]);
     im.mark(Out, b);
 }
 
@@ -314,6 +337,7 @@ void CudaDevice::synchronize() {
     auto& im = *impl_;
     CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
     for (auto s : im.stream) CALA_CHECK_CUDA(cudaStreamSynchronize(s));
+    im.stage.drain();  // staged device->host copies into host memory
 }
 
 void CudaDevice::barrier() {
@@ -326,13 +350,23 @@ void CudaDevice::barrier() {
     im.chunk_recorded[im.chunk_cur] = true;
     im.chunk_cur ^= 1;
     if (im.chunk_recorded[im.chunk_cur]) CALA_CHECK_CUDA(cudaEventSynchronize(im.chunk[im.chunk_cur]));
+    im.stage.poll();
 }
 
 void CudaDevice::begin_host_ranges(const std::vector<std::pair<const void*, std::int64_t>>& ranges) {
     auto& im = *impl_;
     im.pool->forget();
+    im.locked.clear();
     for (const auto& [p, bytes] : ranges) {
-        pin_range(p, bytes);
+        if (im.mode == HostCopyMode::Stage) {  // page-locked already (cudaHostAlloc): direct copies
+            cudaPointerAttributes attr{};
+            if (p && cudaPointerGetAttributes(&attr, p) == cudaSuccess && attr.type == cudaMemoryTypeHost)
+                im.locked.emplace_back(static_cast<const char*>(p), static_cast<const char*>(p) + bytes);
+            (void)cudaGetLastError();
+            continue;
+        }
+        if (pin_range(p, bytes))
+            im.locked.emplace_back(static_cast<const char*>(p), static_cast<const char*>(p) + bytes);
         im.pinned.push_back(p);
     }
 }
@@ -340,6 +374,7 @@ void CudaDevice::begin_host_ranges(const std::vector<std::pair<const void*, std:
 void CudaDevice::end_host_ranges() noexcept {
     for (const void* p : impl_->pinned) unpin_range(p);
     impl_->pinned.clear();
+    impl_->locked.clear();
 }
 
 namespace {
