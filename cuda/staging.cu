@@ -110,8 +110,8 @@ struct Stager::Impl {
     }
     /// Pending host writes that overlap [lo, hi) land before the host reads that range.
     void settle_overlap(const char* lo, const char* hi) {
-        for (auto& s : slot)
-            if (s.pending) {
+        for (int i = 0; i < kSlots; ++i)  // oldest first: overlapping writes land in issue order
+            if (Slot& s = slot[(next + i) % kSlots]; s.pending) {
                 const char* a = s.p.dst;
                 const char* b = a + s.p.ldd * static_cast<std::size_t>(s.p.cols - 1) + s.p.col_bytes;
                 if (a < hi && lo < b) settle(s);
@@ -139,6 +139,19 @@ void Stager::to_device(const device::Copy2D& c, void* stream) {
     const std::size_t lds = c.elem * static_cast<std::size_t>(c.ld_src), ldd = c.elem * static_cast<std::size_t>(c.ld_dst);
     const char* src = static_cast<const char*>(c.src);
     char* dst = static_cast<char*>(c.dst);
+    if (c.cols == 1 || (lds == col && ldd == col)) {  // contiguous: slot-sized pieces of the bytes
+        const std::size_t total = col * static_cast<std::size_t>(c.cols);
+        impl_->settle_overlap(src, src + total);
+        for (std::size_t off = 0; off < total; off += kSlotBytes) {
+            const std::size_t len = std::min(kSlotBytes, total - off);
+            auto& s = impl_->acquire();
+            copy_cols(static_cast<char*>(s.host), len, src + off, len, len, 1);
+            CALA_CHECK_CUDA(cudaMemcpyAsync(dst + off, s.host, len, cudaMemcpyHostToDevice, st));
+            CALA_CHECK_CUDA(cudaEventRecord(s.ev, st));
+            s.recorded = true;
+        }
+        return;
+    }
     if (col > kSlotBytes) {  // one column past a slot: the driver's pageable copy
         CALA_CHECK_CUDA(cudaMemcpy2DAsync(dst, ldd, src, lds, col, static_cast<std::size_t>(c.cols),
                                           cudaMemcpyHostToDevice, st));
@@ -164,6 +177,20 @@ void Stager::to_host(const device::Copy2D& c, void* stream) {
     const std::size_t lds = c.elem * static_cast<std::size_t>(c.ld_src), ldd = c.elem * static_cast<std::size_t>(c.ld_dst);
     const char* src = static_cast<const char*>(c.src);
     char* dst = static_cast<char*>(c.dst);
+    if (c.cols == 1 || (lds == col && ldd == col)) {  // contiguous: slot-sized pieces of the bytes
+        const std::size_t total = col * static_cast<std::size_t>(c.cols);
+        impl_->settle_overlap(dst, dst + total);
+        for (std::size_t off = 0; off < total; off += kSlotBytes) {
+            const std::size_t len = std::min(kSlotBytes, total - off);
+            auto& s = impl_->acquire();
+            CALA_CHECK_CUDA(cudaMemcpyAsync(s.host, src + off, len, cudaMemcpyDeviceToHost, st));
+            CALA_CHECK_CUDA(cudaEventRecord(s.ev, st));
+            s.recorded = true;
+            s.pending = true;
+            s.p = {dst + off, len, len, 1};
+        }
+        return;
+    }
     if (col > kSlotBytes) {
         drain();  // earlier staged writes first, then the driver's pageable copy
         CALA_CHECK_CUDA(cudaMemcpy2DAsync(dst, ldd, src, lds, col, static_cast<std::size_t>(c.cols),
