@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <complex>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 
@@ -46,6 +47,9 @@ struct CudaDevice::Impl {
     std::unique_ptr<device::TileCache> pool;
     std::vector<const void*> pinned;
     std::int64_t reused = 0;
+    // One thread at a time issues work (the node runtime drives a device from a compute and a
+    // copy thread): the block events, the pool and the staging slots are not thread-safe.
+    std::recursive_mutex mu;
     // Pageable host memory goes through the staging slots (staging.hpp) unless CALA_CUDA_PIN says
     // otherwise; page-locked ranges (cudaHostAlloc, or registered) are copied directly.
     HostCopyMode mode = host_copy_mode();
@@ -227,13 +231,18 @@ std::int64_t CudaDevice::physical_bytes() const { return impl_->pool->physical_b
 std::int64_t CudaDevice::evictions() const { return impl_->pool->stats().evictions; }
 std::int64_t CudaDevice::tiles_reused() const { return impl_->reused; }
 
-void* CudaDevice::allocate(std::int64_t bytes) { return impl_->pool->acquire(bytes); }
+void* CudaDevice::allocate(std::int64_t bytes) {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
+    return impl_->pool->acquire(bytes);
+}
 
 void CudaDevice::release(void* p, std::int64_t) noexcept {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
     if (p) impl_->pool->release(p);  // reuse waits for this block's events
 }
 
 void* CudaDevice::load(const device::Copy2D& src, std::int64_t bytes, bool* moved) {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
     auto& im = *impl_;
     bool hit = false;
     void* p = im.pool->acquire(bytes, device::TileId{src.src, src.ld_src, src.rows, src.cols, src.elem}, hit);
@@ -256,11 +265,13 @@ void* CudaDevice::load(const device::Copy2D& src, std::int64_t bytes, bool* move
 }
 
 void CudaDevice::copy_to_device(const device::Copy2D& c) {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
     impl_->pool->invalidate(c.dst);
     impl_->copy_in(c);
 }
 
 void CudaDevice::copy_to_host(const device::Copy2D& c) {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
     auto& im = *impl_;
     CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
     BlockSync* b = im.sync_of(c.src);
@@ -271,6 +282,7 @@ void CudaDevice::copy_to_host(const device::Copy2D& c) {
 }
 
 void CudaDevice::copy_from_peer(const device::Copy2D& c, device::Device& from) {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
     auto& im = *impl_;
     auto* peer = dynamic_cast<CudaDevice*>(&from);
     if (!peer) from.synchronize();  // not a CUDA device: complete its work first
@@ -297,6 +309,7 @@ void CudaDevice::copy_from_peer(const device::Copy2D& c, device::Device& from) {
 
 void CudaDevice::gemm(device::Scalar s, Op op_a, Op op_b, index_t m, index_t n, index_t k, const void* alpha,
                       const void* a, index_t lda, const void* b, index_t ldb, const void* beta, void* c, index_t ldc) {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
     auto& im = *impl_;
     CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
     BlockSync* blocks[3] = {im.sync_of(a), im.sync_of(b), im.sync_of(c)};
@@ -337,10 +350,12 @@ void CudaDevice::synchronize() {
     auto& im = *impl_;
     CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
     for (auto s : im.stream) CALA_CHECK_CUDA(cudaStreamSynchronize(s));
+    std::lock_guard<std::recursive_mutex> guard(im.mu);
     im.stage.drain();  // staged device->host copies into host memory
 }
 
 void CudaDevice::barrier() {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
     // The host runs at most one chunk ahead: mark this chunk's end, wait for the previous one's.
     auto& im = *impl_;
     if (im.gemms_since_barrier == 0) return;  // nothing computed since the last one
@@ -354,6 +369,7 @@ void CudaDevice::barrier() {
 }
 
 void CudaDevice::begin_host_ranges(const std::vector<std::pair<const void*, std::int64_t>>& ranges) {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
     auto& im = *impl_;
     im.pool->forget();
     im.locked.clear();
@@ -372,6 +388,7 @@ void CudaDevice::begin_host_ranges(const std::vector<std::pair<const void*, std:
 }
 
 void CudaDevice::end_host_ranges() noexcept {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
     for (const void* p : impl_->pinned) unpin_range(p);
     impl_->pinned.clear();
     impl_->locked.clear();
