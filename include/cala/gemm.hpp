@@ -34,7 +34,8 @@ struct GemmOptions {
     /// current panel's local GEMM runs.
     int lookahead = 1;
     /// Width of one step's panel along the looped dimension, rounded up to whole blocks;
-    /// 0 picks 512 (wide enough for the local GEMM to run at the BLAS rate).
+    /// 0 picks 512 (wide enough for the local GEMM to run at the BLAS rate); with `devices`,
+    /// all of k on a 1 x 1 grid and 8192 otherwise (each group's chunked call moves C in and out).
     index_t panel_width = 0;
     /// Force a p x q x c grid (see Shape3D). Left zero with a forced variant: 2D SUMMA on the
     /// user's own grid. Left zero with Variant::Auto: the planner chooses among 2D on the user's
