@@ -29,6 +29,8 @@
 #include <iostream>
 #include <random>
 #include <memory>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -40,6 +42,7 @@
 #include "common.hpp"
 #include "kernels/blas.hpp"
 #include "concurrent_ref.hpp"
+#include "device_ref.hpp"
 #include "gemm_probe.hpp"
 #include "resident_bench.hpp"
 #include "scalapack_ref.hpp"
@@ -62,6 +65,19 @@ struct GemmArgs {
 };
 
 void progress(const std::string& s) { cala::bench::progress("gemm", s); }
+
+// The first entry of a --devices list when every entry is a CUDA ordinal; "" otherwise (cpu or
+// host units are measured against the cores' concurrent reference).
+std::string first_cuda_entry(const std::string& spec) {
+    if (spec.empty()) return {};
+    std::stringstream ss(spec);
+    std::string item, first;
+    while (std::getline(ss, item, ',')) {
+        if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos) return {};
+        if (first.empty()) first = item;
+    }
+    return first;
+}
 
 Op parse_op(const std::string& s) { return s == "N" ? Op::N : s == "T" ? Op::T : Op::C; }
 
@@ -134,7 +150,19 @@ void run_gemm(const GemmArgs& args, int p, int q, Shape3D g3) {
             r.push_back(gemm_reference<T>(x.m, x.n, x.k, Op::N, Threading::Blas, args.threads, comm));
         return r;
     };
-    std::vector<Reference> refs = measure_reference();
+    // On CUDA devices alone the reference is the in-core product on the first listed GPU (issue 29,
+    // item 5), measured before and after cala's runs, never beside them; cores are not the yardstick.
+    const std::string gpu = first_cuda_entry(args.devices);
+    std::optional<ResidentDevice> rdev;
+    std::vector<double> dref;
+    std::vector<Reference> refs;
+    if (!gpu.empty()) {
+        progress("the in-core reference on device " + gpu);
+        rdev = ResidentDevice::open(gpu, 0);
+        dref = measure_device_reference<T>(*rdev, m, n, k, args.runs, seed, grid.comm(), "gemm --devices");
+    } else {
+        refs = measure_reference();
+    }
 
     Traffic tr;
     std::int64_t extra = 0;
@@ -211,6 +239,15 @@ void run_gemm(const GemmArgs& args, int p, int q, Shape3D g3) {
         j["scalapack_gflops_median"] = flops / ts.median() / 1e9;
         j["speedup_vs_scalapack"] = ts.best() / tc.best();
         j["scalapack_check_error"] = probe_error<T>(op_a, op_b, alpha, a, b, beta, c0, cs, seed ^ 4);
+    }
+    if (!gpu.empty()) {
+        progress("the in-core reference again");
+        const std::vector<double> again = measure_device_reference<T>(*rdev, m, n, k, args.runs, seed, grid.comm(),
+                                                                      "gemm --devices");
+        dref.insert(dref.end(), again.begin(), again.end());
+        add_device_efficiency(j, flops, tc, dref, device_name(*rdev), "cuda:" + gpu, true, ranks, 0.85);
+        emit(j);
+        return;
     }
     progress("the concurrent reference again");
     const std::vector<Reference> later = measure_reference();

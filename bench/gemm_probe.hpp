@@ -6,6 +6,7 @@
 // computed on the distributed host data in double precision; a correct product gives well under 1.
 
 #include <mpi.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -37,16 +38,27 @@ Probe<T> probe_apply(Op op, const MatrixRef<T>& x, const Probe<T>& v) {
     Probe<T> out{std::vector<A>(static_cast<std::size_t>(len)), std::vector<double>(static_cast<std::size_t>(len))};
     std::vector<index_t> rg(static_cast<std::size_t>(x.m_loc()));
     for (index_t i = 0; i < x.m_loc(); ++i) rg[i] = x.layout().rows.to_global(i, g.row());
-    for (index_t j = 0; j < x.n_loc(); ++j) {
-        const index_t jg = x.layout().cols.to_global(j, g.col());
-        if (op == Op::N) {
-            const A vj = v.val[jg];
-            const double aj = v.abs[jg];
-            for (index_t i = 0; i < x.m_loc(); ++i) {
-                out.val[rg[i]] += A(x.local(i, j)) * vj;
-                out.abs[rg[i]] += std::abs(A(x.local(i, j))) * aj;
+    // On the rank's threads: op N by row ranges (each thread owns its rows of the result), T/C by
+    // columns (each column one entry); the order of the sums per entry is the serial one.
+    if (op == Op::N) {
+        const int parts = omp_get_max_threads();
+#pragma omp parallel for schedule(static)
+        for (int t = 0; t < parts; ++t) {
+            const index_t i0 = x.m_loc() * t / parts, i1 = x.m_loc() * (t + 1) / parts;
+            for (index_t j = 0; j < x.n_loc(); ++j) {
+                const index_t jg = x.layout().cols.to_global(j, g.col());
+                const A vj = v.val[jg];
+                const double aj = v.abs[jg];
+                for (index_t i = i0; i < i1; ++i) {
+                    out.val[rg[i]] += A(x.local(i, j)) * vj;
+                    out.abs[rg[i]] += std::abs(A(x.local(i, j))) * aj;
+                }
             }
-        } else {
+        }
+    } else {
+#pragma omp parallel for schedule(static)
+        for (index_t j = 0; j < x.n_loc(); ++j) {
+            const index_t jg = x.layout().cols.to_global(j, g.col());
             A s = 0;
             double sa = 0;
             for (index_t i = 0; i < x.m_loc(); ++i) {

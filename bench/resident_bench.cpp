@@ -48,11 +48,9 @@
 #include "common.hpp"
 #include "concurrent_ref.hpp"
 #include "device/device.hpp"
+#include "device_ref.hpp"
 #include "gemm_probe.hpp"
 
-#ifdef CALA_HAVE_CUDA
-#include "reference.hpp"  // cuda::device_name (no CUDA type in it)
-#endif
 
 namespace cala::bench {
 
@@ -83,93 +81,6 @@ std::int64_t host_cap(const ResidentGemmArgs& a, std::size_t elem) {
     const double w = double(std::max<index_t>(a.panel_width, 512) + a.nb);
     const double elems = 2 * (mk + kn) + mn + double(a.lookahead + 1) * double(a.m + a.n) * w;
     return std::max<std::int64_t>(std::int64_t{1} << 30, static_cast<std::int64_t>(elems * double(elem)) + (64 << 20));
-}
-
-// The device's name for the JSON line: the GPU's own name where the build knows CUDA.
-std::string device_name(const ResidentDevice& d) {
-#ifdef CALA_HAVE_CUDA
-    if (d.is_cuda()) return cuda::device_name(d.ordinal());
-#endif
-    return d.is_cuda() ? d.name() : "host memory standing for device memory (HostDevice)";
-}
-
-/// The in-core reference on one device: whole A (m x k), B (k x n), C (m x n) in its memory,
-/// filled from host column chunks; C := A·B by the device's gemm, timed on the host clock.
-template <class T>
-class IncoreReference {
-public:
-    IncoreReference(device::Device& dev, index_t m, index_t n, index_t k, std::uint64_t seed)
-        : dev_(dev), m_(m), n_(n), k_(k) {
-        const std::int64_t e = sizeof(T);
-        a_ = Buf{dev, m * k * e}, b_ = Buf{dev, k * n * e}, c_ = Buf{dev, m * n * e};
-        fill(a_.p, m, k, seed ^ 11), fill(b_.p, k, n, seed ^ 12);
-    }
-    /// Seconds of `runs` calls after one warm-up.
-    std::vector<double> time(int runs) {
-        const T one = T(1), zero = T(0);
-        std::vector<double> t;
-        for (int r = -1; r < runs; ++r) {
-            const double t0 = MPI_Wtime();
-            dev_.gemm(device::scalar_of<T>(), Op::N, Op::N, m_, n_, k_, &one, a_.p, m_, b_.p, k_, &zero, c_.p, m_);
-            dev_.synchronize();
-            if (r >= 0) t.push_back(MPI_Wtime() - t0);
-        }
-        return t;
-    }
-
-private:
-    struct Buf {
-        device::Device* dev = nullptr;
-        void* p = nullptr;
-        std::int64_t bytes = 0;
-        Buf() = default;
-        Buf(device::Device& d, std::int64_t b) : dev(&d), p(d.allocate(b)), bytes(b) {}
-        Buf(Buf&& o) noexcept : dev(o.dev), p(std::exchange(o.p, nullptr)), bytes(o.bytes) {}
-        Buf& operator=(Buf&& o) noexcept {
-            std::swap(dev, o.dev), std::swap(p, o.p), std::swap(bytes, o.bytes);
-            return *this;
-        }
-        ~Buf() {
-            if (p) dev->release(p, bytes);
-        }
-    };
-    void fill(void* dst, index_t rows, index_t cols, std::uint64_t seed) {
-        const index_t chunk = std::max<index_t>(1, (index_t{1} << 22) / rows);  // 4 Mi elements per copy
-        std::vector<T> host(static_cast<std::size_t>(rows * std::min(chunk, cols)));
-        for (index_t j0 = 0; j0 < cols; j0 += chunk) {
-            const index_t w = std::min(chunk, cols - j0);
-#pragma omp parallel for schedule(static)
-            for (index_t j = 0; j < w; ++j)
-                for (index_t i = 0; i < rows; ++i) host[j * rows + i] = element<T>(seed, i, j0 + j);
-            dev_.copy_to_device({static_cast<T*>(dst) + j0 * rows, rows, host.data(), rows, rows, w, sizeof(T)});
-            dev_.synchronize();  // before the host chunk is rewritten
-        }
-    }
-    device::Device& dev_;
-    index_t m_, n_, k_;
-    Buf a_, b_, c_;
-};
-
-// Rank 0 times the reference; every rank gets the times (an allocation that does not fit is a
-// cala::Error on every rank).
-template <class T>
-std::vector<double> measure_reference(const ResidentDevice& dev, const ResidentGemmArgs& a, std::uint64_t seed,
-                                      const Comm& comm) {
-    std::vector<double> t;
-    std::string err;
-    if (comm.rank() == 0) {
-        try {
-            IncoreReference<T> ref(*dev.get(), a.m, a.n, a.k, seed);
-            t = ref.time(a.runs);
-        } catch (const Error& e) {
-            err = std::string("cala-bench gemm --resident: the in-core reference on rank 0's device (") + dev.name() +
-                  "): " + e.what();
-        }
-    }
-    comm.agree(err, 0, "gemm --resident");
-    t.resize(static_cast<std::size_t>(a.runs));
-    MPI_Bcast(t.data(), a.runs, MPI_DOUBLE, 0, comm.get());
-    return t;
 }
 
 template <class T>
@@ -216,7 +127,7 @@ void run(const ResidentGemmArgs& args, int p, int q) {
     const double flops = fma * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
 
     progress("in-core reference on rank 0's device " + dev.name());
-    std::vector<double> ref_t = measure_reference<T>(dev, args, seed, comm);
+    std::vector<double> ref_t = measure_device_reference<T>(dev, args.m, args.n, args.k, args.runs, seed, comm, "gemm --resident");
 
     ResidentGemmReport report;
     ResidentGemmOptions ropts;
@@ -250,7 +161,7 @@ void run(const ResidentGemmArgs& args, int p, int q) {
     const double err_probe = probe_error<T>(op_a, op_b, alpha, a, b, beta, c0, c, seed ^ 4);
 
     progress("in-core reference again");
-    const std::vector<double> later = measure_reference<T>(dev, args, seed, comm);
+    const std::vector<double> later = measure_device_reference<T>(dev, args.m, args.n, args.k, args.runs, seed, comm, "gemm --resident");
     ref_t.insert(ref_t.end(), later.begin(), later.end());
 
     ropts.report = nullptr;
@@ -260,11 +171,7 @@ void run(const ResidentGemmArgs& args, int p, int q) {
     const std::int64_t mismatch =
         (tr.words() != model.words || tr.words_recv != model.words_recv || tr.msgs() != model.msgs) ? 1 : 0;
 
-    const double ref_best = *std::min_element(ref_t.begin(), ref_t.end()), ref_median = median_of(ref_t);
-    std::vector<double> ref_samples;
-    for (double t : ref_t) ref_samples.push_back(flops / t / 1e9);
     const double rate = flops / tc.best() / 1e9, rate_median = flops / tc.median() / 1e9;
-    const double ref_rate = flops / ref_median / 1e9, ref_rate_best = flops / ref_best / 1e9;
     std::vector<std::string> rank_devices;
     for (int r = 0; r < comm.size(); ++r) rank_devices.emplace_back(names.data() + 64 * r);
     const int ranks = comm.size();
@@ -272,7 +179,7 @@ void run(const ResidentGemmArgs& args, int p, int q) {
         {"bench", "gemm"}, {"type", args.type}, {"opa", args.opa}, {"opb", args.opb},
         {"variant", "C"}, {"variant_requested", "resident"},
         {"m", m}, {"n", n}, {"k", k}, {"grid", std::to_string(p) + "x" + std::to_string(q)},
-        {"resident", args.spec}, {"device", dev.name()}, {"device_name", device_name(dev)},
+        {"resident", args.spec}, {"device", dev.name()},
         {"rank_devices", rank_devices}, {"device_cap_bytes", dev.budget_bytes()},
         {"transport", to_string(report.transport)}, {"transport_requested", args.transport},
         {"transport_reason", report.reason},
@@ -290,19 +197,10 @@ void run(const ResidentGemmArgs& args, int p, int q) {
         {"extra_bytes_max", max_over_ranks(extra, comm.get())},
         {"extra_bytes_model", max_over_ranks(model.extra_bytes, comm.get())},
         {"check_error", err_probe},
-        {"reference", dev.is_cuda() ? "cublas_incore" : "host_device_incore"},
-        {"reference_device", rank_devices.front()},
         {"reference_shape", std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " N N beta 0"},
-        {"reference_time_s", ref_best}, {"reference_time_median_s", ref_median},
-        {"reference_gflops", ref_rate}, {"reference_gflops_best", ref_rate_best},
-        {"reference_gflops_samples", ref_samples},
-        {"efficiency", rate_median / ref_rate}, {"efficiency_best", rate / ref_rate_best},
     };
+    add_device_efficiency(j, flops, tc, ref_t, device_name(dev), rank_devices.front(), dev.is_cuda(), ranks, 0.95);
     if (!dev.is_cuda()) j["blas_kernel"] = blas_kernel_name();
-    if (dev.is_cuda() && ranks == 1) {
-        j["target_efficiency"] = 0.95;
-        j["met_target"] = rate_median / ref_rate >= 0.95;
-    }
     emit(j);
 }
 

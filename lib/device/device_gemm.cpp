@@ -47,7 +47,9 @@ void add_device_traffic(const DeviceGemmReport& rep) noexcept {
 namespace device {
 LocalPlan plan_local(index_t m, index_t n, index_t k, std::size_t elem_size, const DeviceGemmOptions& opts,
                      std::span<Device* const> devs) {
-    const index_t t = std::min(opts.tile > 0 ? opts.tile : index_t{256}, std::max({m, n, k}));
+    index_t pref = 0;  // the devices' preferred tile, the smallest when they differ
+    for (auto* d : devs) pref = pref == 0 ? d->preferred_tile() : std::min(pref, d->preferred_tile());
+    const index_t t = std::min(opts.tile > 0 ? opts.tile : std::max<index_t>(pref, 1), std::max({m, n, k}));
     std::int64_t mem = -1;
     for (auto* d : devs) {
         const std::int64_t tiles = d->budget_bytes() / (static_cast<std::int64_t>(elem_size) * t * t);

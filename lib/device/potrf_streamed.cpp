@@ -59,7 +59,7 @@ index_t streamed_potrf_block(const Device& dev) {
             throw Error(detail::cat("potrf_streamed: CALA_STREAMED_NB is '", e, "', not a positive integer"));
         return v;
     }
-    return dev.name().rfind("cuda", 0) == 0 ? 1024 : 256;
+    return std::min<index_t>(dev.preferred_tile(), 1024);
 }
 
 template <class T>
@@ -107,11 +107,17 @@ index_t potrf_streamed(Device& dev, bool lower, index_t n, T* a, index_t lda, in
         return in ? Copy2D{blk[j], rows, host, lda, rows, cols, elem} : Copy2D{host, lda, blk[j], rows, rows, cols, elem};
     };
     StreamedPotrfReport done{.nb = nb, .blocks = nblk, .device_bytes = model.device_bytes};
-    for (index_t j = 0; j < nblk; ++j) {  // every copy in at once: the whole triangle is held anyway
+    auto copy_in = [&](index_t j) {
+        if (j >= nblk) return;
         const Copy2D c = copy_of(j, true);
         dev.copy_to_device(c);
         done.h2d_elems += c.rows * c.cols;
-    }
+    };
+    // Blocks 0..ahead first; block j + ahead + 1 after step j's kernels are issued, so that a
+    // device whose copies hold the host (CudaDevice packing pageable memory into its staging
+    // slots) has the GPU computing meanwhile. The in-stream stays `ahead` blocks ahead.
+    constexpr index_t ahead = 2;
+    for (index_t j = 0; j <= ahead; ++j) copy_in(j);
     const T one(1), mone(-1);
     const R rone(1), rmone(-1);
     for (index_t j = 0; j < nblk; ++j) {
@@ -140,6 +146,7 @@ index_t potrf_streamed(Device& dev, bool lower, index_t n, T* a, index_t lda, in
         const Copy2D back = copy_of(j, false);
         dev.copy_to_host(back);
         done.d2h_elems += back.rows * back.cols;
+        copy_in(j + ahead + 1);
     }
     dev.synchronize();
     const index_t info = dev.take_info();

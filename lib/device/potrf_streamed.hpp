@@ -7,7 +7,7 @@
 //
 // Lower, column blocks of nb (block j holds rows j0..n-1 of columns j0..j0+w-1, its own device
 // allocation), time flowing right on a device with streams:
-//   in:      [block 0][block 1][block 2][block 3] ...              every copy issued at the start
+//   in:      [block 0][block 1][block 2][block 3] ...      block j+3 issued after step j's kernels
 //   compute:          [potrf 0, trsm 0][update 1 by 0, potrf 1, trsm 1][update 2 by 0, 1, ...]
 //   out:                               [block 0]                  [block 1] ...
 // Step j waits only for the arrival of block j (the earlier blocks are finished on the compute
@@ -40,7 +40,7 @@ struct StreamedPotrfReport {
 StreamedPotrfReport streamed_potrf_model(index_t n, index_t nb, std::size_t elem);
 
 /// The block width potrf_streamed uses on dev when given 0: CALA_STREAMED_NB when set (> 0),
-/// else 1024 on a CUDA device and 256 on the host.
+/// else the device's preferred tile, at most 1024 (CudaDevice: 1024; HostDevice: 256).
 index_t streamed_potrf_block(const Device& dev);
 
 /// A := L·Lᴴ (lower) or Uᴴ·U (upper) of the host-resident n x n column-major matrix a (leading

@@ -105,6 +105,7 @@ public:
     explicit Counting(device::Device& inner) : d_(inner) {}
     std::int64_t h2d = 0, d2h = 0, calls = 0;
     std::string name() const override { return d_.name(); }
+    index_t preferred_tile() const override { return d_.preferred_tile(); }
     std::int64_t budget_bytes() const override { return d_.budget_bytes(); }
     std::int64_t used_bytes() const override { return d_.used_bytes(); }
     std::int64_t peak_bytes() const override { return d_.peak_bytes(); }
