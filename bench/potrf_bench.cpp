@@ -25,8 +25,9 @@
 // the same device in core, in the same run: cusolverDnXpotrf of the whole matrix already in device
 // memory ("cusolver_incore"), or on a host device the host's potrf (kernels::potrf: BLIS, LAPACK)
 // of the whole matrix ("host_potrf"); efficiency = cala's median rate / the reference's median
-// rate, target_efficiency 0.75 (issue 29). On a GPU the host matrix is pinned before the runs
-// (pin_s, not timed), as cublasXt comparisons pin theirs.
+// rate, target_efficiency 0.75 (issue 29). The host matrix stays pageable (CudaDevice copies it
+// through its staging slots), as a user's is; --pin-host pins it before the runs instead
+// (cudaHostRegister, pin_s, not timed) for direct copies.
 
 #include <mpi.h>
 #include <omp.h>
@@ -61,7 +62,7 @@ struct PotrfArgs {
     index_t n = 4096, nb = 256, block_size = 0;
     std::string grid, variant = "auto", compare = "none", type = "d", panel = "shared", uplo = "L", trace, devices;
     int runs = 5, threads = 0, lookahead = 1, panel_threads = 0, delay = 0;
-    bool plan = false, count_only = false;
+    bool plan = false, count_only = false, pin_host = false;
     std::string threads_from;  // what set the threads (JSON "threads_from")
 };
 
@@ -133,7 +134,7 @@ struct DeviceReference {
 
 template <class T>
 DeviceReference device_reference(const std::string& device, Uplo uplo, const DistMatrix<T>& a0, DistMatrix<T>& a,
-                                 int runs, MPI_Comm comm) {
+                                 int runs, bool pin, MPI_Comm comm) {
     DeviceReference r;
     const index_t n = a0.n();
     const bool lower = uplo == Uplo::Lower;
@@ -151,11 +152,13 @@ DeviceReference device_reference(const std::string& device, Uplo uplo, const Dis
     const int ordinal = std::stoi(device);
     r.device_name = cuda::device_name(ordinal);
     r.reference = "cusolver_incore";
-    const double t0 = MPI_Wtime();
-    const std::int64_t bytes = std::int64_t(a0.ld()) * a0.n_loc() * std::int64_t(sizeof(T));
-    cuda::pin_range(a0.data(), bytes);  // unpinned by the caller's pin guard
-    cuda::pin_range(a.data(), bytes);
-    r.pin_s = MPI_Wtime() - t0;
+    if (pin) {  // unpinned by the caller's guard
+        const double t0 = MPI_Wtime();
+        const std::int64_t bytes = std::int64_t(a0.ld()) * a0.n_loc() * std::int64_t(sizeof(T));
+        cuda::pin_range(a0.data(), bytes);
+        cuda::pin_range(a.data(), bytes);
+        r.pin_s = MPI_Wtime() - t0;
+    }
     progress("in-core reference: cusolverDnXpotrf of the whole matrix in device memory");
     const cuda::RefTime t = cuda::incore_potrf<T>(ordinal, lower, n, a0.data(), a0.ld(), runs, &r.info);
     r.best_s = t.best_s;
@@ -180,6 +183,7 @@ void add_device_efficiency(nlohmann::ordered_json& j, double flops, double cala_
     j["reference_time_median_s"] = r.median_s;
     j["reference_info"] = r.info;
     j["reference_noise"] = noise;
+    j["host_pinned"] = r.pin_s > 0;
     if (r.pin_s > 0) j["pin_s"] = r.pin_s;
     j["efficiency"] = eff;
     j["target_efficiency"] = 0.75;
@@ -256,7 +260,7 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
     } unpin;
     DeviceReference dref;
     if (!args.count_only && !streamed.empty()) {
-        dref = device_reference<T>(streamed, uplo, a0, a, args.runs, comm);
+        dref = device_reference<T>(streamed, uplo, a0, a, args.runs, args.pin_host, comm);
         if (dref.pin_s > 0) unpin.p = {a0.data(), a.data()};
     }
     std::vector<PanelMode> modes;
@@ -407,6 +411,7 @@ void add_potrf_command(CLI::App& app) {
     cmd->add_option("--devices", args->devices,
                     "units of the local updates (CholeskyOptions::devices; empty: CALA_DEVICES); one device on one "
                     "rank ('host', '0') streams the matrix through it, against that device's in-core potrf");
+    cmd->add_flag("--pin-host", args->pin_host, "with a CUDA device: page-lock the host matrices before the runs (not timed)");
     cmd->add_option("--trace", args->trace,
                     "after the timed runs, one traced run: a Chrome/Perfetto trace of all ranks and threads to this file");
     cmd->add_flag("--count-only", args->count_only, "one untimed run: measured and modeled words and messages");

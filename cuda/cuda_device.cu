@@ -6,9 +6,11 @@
 #include <cusolverDn.h>
 
 #include <complex>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "cuda_check.hpp"
 #include "cuda_device.hpp"
@@ -44,6 +46,52 @@ cublasOperation_t op_of(Op op) { return op == Op::N ? CUBLAS_OP_N : op == Op::T 
 __global__ void keep_first_info(const int* info, long long* first, long long offset) {
     if (*info != 0 && *first == 0) *first = *info > 0 ? offset + *info : *info;
 }
+
+/// cuSOLVER's handle, workspace and info words for one CudaDevice's potrf calls. Kept in a
+/// process-wide pool per GPU once the device is gone (never freed, like the staging slots), so
+/// that cusolverDnCreate and the workspace's cudaMalloc are paid once per process, not per call.
+struct Solver {
+    int ordinal = 0;
+    cusolverDnHandle_t h = nullptr;
+    cusolverDnParams_t params = nullptr;
+    void* work = nullptr;
+    std::size_t work_bytes = 0;
+    std::vector<char> host_work;
+    int* info = nullptr;              // device: the last call's
+    long long* first_info = nullptr;  // device: the first nonzero since take_info()
+};
+std::mutex& solver_mutex() {
+    static std::mutex m;
+    return m;
+}
+std::vector<Solver*>& solver_pool() {
+    static auto* p = new std::vector<Solver*>;  // never destroyed: used from late destructors
+    return *p;
+}
+/// A solver of GPU ordinal (the current device), from the pool or made.
+Solver* take_solver(int ordinal) {
+    {
+        std::lock_guard lock(solver_mutex());
+        auto& pool = solver_pool();
+        for (auto it = pool.begin(); it != pool.end(); ++it)
+            if ((*it)->ordinal == ordinal) {
+                Solver* s = *it;
+                pool.erase(it);
+                return s;
+            }
+    }
+    auto s = std::make_unique<Solver>();
+    s->ordinal = ordinal;
+    CALA_CHECK_CUSOLVER(cusolverDnCreate(&s->h));
+    CALA_CHECK_CUSOLVER(cusolverDnCreateParams(&s->params));
+    CALA_CHECK_CUDA(cudaMalloc(&s->info, sizeof(int)));
+    CALA_CHECK_CUDA(cudaMalloc(&s->first_info, sizeof(long long)));
+    return s.release();  // a failure above leaks what was made: rare, and at most once
+}
+void give_solver(Solver* s) noexcept {
+    std::lock_guard lock(solver_mutex());
+    solver_pool().push_back(s);
+}
 }  // namespace
 
 struct CudaDevice::Impl {
@@ -67,47 +115,36 @@ struct CudaDevice::Impl {
     Stager stage;
     std::vector<std::pair<const char*, const char*>> locked;  // this call's page-locked operands
 
-    // potrf (made at its first call): cuSOLVER on the compute stream, its workspace kept and
-    // grown, the info of the last call and the first nonzero one since take_info() on the device.
-    cusolverDnHandle_t solver = nullptr;
-    cusolverDnParams_t solver_params = nullptr;
-    void* work = nullptr;
-    std::size_t work_bytes = 0;
-    std::vector<char> host_work;
-    int* info = nullptr;              // device
-    long long* first_info = nullptr;  // device
+    // potrf (at its first call): a pooled cuSOLVER handle on the compute stream, its workspace
+    // grown as needed, the info words on the device.
+    Solver* solver = nullptr;
 
     void make_solver() {
         if (solver) return;
-        CALA_CHECK_CUSOLVER(cusolverDnCreate(&solver));
-        CALA_CHECK_CUSOLVER(cusolverDnSetStream(solver, stream[Compute]));
-        CALA_CHECK_CUSOLVER(cusolverDnCreateParams(&solver_params));
-        CALA_CHECK_CUDA(cudaMalloc(&info, sizeof(int)));
-        CALA_CHECK_CUDA(cudaMalloc(&first_info, sizeof(long long)));
-        CALA_CHECK_CUDA(cudaMemsetAsync(first_info, 0, sizeof(long long), stream[Compute]));
+        solver = take_solver(ordinal);
+        CALA_CHECK_CUSOLVER(cusolverDnSetStream(solver->h, stream[Compute]));
+        CALA_CHECK_CUDA(cudaMemsetAsync(solver->first_info, 0, sizeof(long long), stream[Compute]));
     }
     /// Device and host workspace of at least these sizes; growing waits for the kernels using
     /// the old one.
     void reserve_work(std::size_t dev_bytes, std::size_t host_bytes) {
-        if (dev_bytes > work_bytes) {
+        Solver& sv = *solver;
+        if (dev_bytes > sv.work_bytes) {
             CALA_CHECK_CUDA(cudaStreamSynchronize(stream[Compute]));
-            if (work) CALA_CHECK_CUDA(cudaFree(work));
-            work = nullptr;
-            work_bytes = 0;
-            CALA_CHECK_CUDA(cudaMalloc(&work, dev_bytes));
-            work_bytes = dev_bytes;
+            if (sv.work) CALA_CHECK_CUDA(cudaFree(sv.work));
+            sv.work = nullptr;
+            sv.work_bytes = 0;
+            CALA_CHECK_CUDA(cudaMalloc(&sv.work, dev_bytes));
+            sv.work_bytes = dev_bytes;
         }
-        if (host_bytes > host_work.size()) {
+        if (host_bytes > sv.host_work.size()) {
             CALA_CHECK_CUDA(cudaStreamSynchronize(stream[Compute]));
-            host_work.resize(host_bytes);
+            sv.host_work.resize(host_bytes);
         }
     }
-    void free_solver() noexcept {
-        if (work) cudaFree(work);
-        if (info) cudaFree(info);
-        if (first_info) cudaFree(first_info);
-        if (solver_params) cusolverDnDestroyParams(solver_params);
-        if (solver) cusolverDnDestroy(solver);
+    void free_solver() noexcept {  // after the streams are synchronized
+        if (solver) give_solver(solver);
+        solver = nullptr;
     }
 
     // Blocks come from the device's stream-ordered memory pool where it has one (kept across
@@ -441,13 +478,13 @@ void CudaDevice::potrf(device::Scalar s, bool lower, index_t n, void* a, index_t
     im.pool->invalidate(a);
     const cudaDataType t = data_type(s);
     std::size_t dev_bytes = 0, host_bytes = 0;
-    CALA_CHECK_CUSOLVER(cusolverDnXpotrf_bufferSize(im.solver, im.solver_params, fill_of(lower), n, t, a, lda, t,
+    Solver& sv = *im.solver;
+    CALA_CHECK_CUSOLVER(cusolverDnXpotrf_bufferSize(sv.h, sv.params, fill_of(lower), n, t, a, lda, t,
                                                     &dev_bytes, &host_bytes));
     im.reserve_work(dev_bytes, host_bytes);
-    CALA_CHECK_CUSOLVER(cusolverDnXpotrf(im.solver, im.solver_params, fill_of(lower), n, t, a, lda, t, im.work,
-                                         im.work_bytes, host_bytes ? im.host_work.data() : nullptr, host_bytes,
-                                         im.info));
-    keep_first_info<<<1, 1, 0, im.stream[Compute]>>>(im.info, im.first_info, static_cast<long long>(offset));
+    CALA_CHECK_CUSOLVER(cusolverDnXpotrf(sv.h, sv.params, fill_of(lower), n, t, a, lda, t, sv.work, sv.work_bytes,
+                                         host_bytes ? sv.host_work.data() : nullptr, host_bytes, sv.info));
+    keep_first_info<<<1, 1, 0, im.stream[Compute]>>>(sv.info, sv.first_info, static_cast<long long>(offset));
     CALA_CHECK_CUDA(cudaGetLastError());
     im.mark(Compute, blk);
     ++im.gemms_since_barrier;
@@ -459,9 +496,10 @@ index_t CudaDevice::take_info() {
     if (!im.solver) return 0;
     CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
     long long first = 0;
-    CALA_CHECK_CUDA(cudaMemcpyAsync(&first, im.first_info, sizeof first, cudaMemcpyDeviceToHost, im.stream[Compute]));
+    CALA_CHECK_CUDA(
+        cudaMemcpyAsync(&first, im.solver->first_info, sizeof first, cudaMemcpyDeviceToHost, im.stream[Compute]));
     CALA_CHECK_CUDA(cudaStreamSynchronize(im.stream[Compute]));
-    CALA_CHECK_CUDA(cudaMemsetAsync(im.first_info, 0, sizeof(long long), im.stream[Compute]));
+    CALA_CHECK_CUDA(cudaMemsetAsync(im.solver->first_info, 0, sizeof(long long), im.stream[Compute]));
     return static_cast<index_t>(first);
 }
 

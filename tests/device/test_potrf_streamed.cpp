@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/blas.hpp"
 #include "potrf_streamed_case.hpp"
 
 using cala::index_t;
@@ -70,14 +71,15 @@ TEST_CASE("streamed_potrf_model: the triangle by blocks, one move each way") {
     CHECK(m.device_calls == (0 + 1 + 1) + (2 + 1 + 1) + (2 + 1 + 0));
 }
 
-TEST_CASE_TEMPLATE("potrf_streamed: a matrix that is not positive definite gives LAPACK's info", T, double,
-                   std::complex<float>) {
+TEST_CASE_TEMPLATE("potrf_streamed: a matrix that is not positive definite gives LAPACK's info", T, float, double,
+                   std::complex<float>, std::complex<double>) {
     const index_t n = 45, nb = 8;
     for (const index_t bad : {index_t{0}, index_t{5}, index_t{7}, index_t{8}, index_t{30}, n - 1})
         for (const bool lower : {true, false}) {
             cala::test::StreamedCase<T> c(n, 11, bad);
-            std::vector<T> ref = c.a;
+            std::vector<T> ref = c.a, lapack = c.a;
             const index_t ref_info = cala::test::reference_potrf(lower, n, ref, c.ld);
+            const index_t lapack_info = cala::kernels::potrf<T>(lower, n, lapack.data(), c.ld);
             dev::HostDevice d(std::int64_t{1} << 24, 1);
 
             const index_t info = dev::potrf_streamed<T>(d, lower, n, c.a.data(), c.ld, nb);
@@ -86,6 +88,7 @@ TEST_CASE_TEMPLATE("potrf_streamed: a matrix that is not positive definite gives
             CAPTURE(lower);
             CHECK(ref_info == bad + 1);
             CHECK(info == ref_info);
+            CHECK(info == lapack_info);
             CHECK(d.used_bytes() == 0);
         }
 }
