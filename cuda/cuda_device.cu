@@ -109,6 +109,8 @@ struct CudaDevice::Impl {
     // One thread at a time issues work (the node runtime drives a device from a compute and a
     // copy thread): the block events, the pool and the staging slots are not thread-safe.
     std::recursive_mutex mu;
+    std::unordered_map<std::uint64_t, cudaEvent_t> marks;  // mark() ids not yet waited for
+    std::uint64_t next_mark = 1;
     // Pageable host memory goes through the staging slots (staging.hpp) unless CALA_CUDA_PIN says
     // otherwise; page-locked ranges (cudaHostAlloc, or registered) are copied directly.
     HostCopyMode mode = host_copy_mode();
@@ -321,6 +323,7 @@ CudaDevice::~CudaDevice() {
     if (im.stream[In]) cudaStreamSynchronize(im.stream[In]);
     for (auto e : im.chunk)
         if (e) cudaEventDestroy(e);
+    for (auto& [id, e] : im.marks) cudaEventDestroy(e);
     im.free_solver();
     if (im.blas) cublasDestroy(im.blas);
     for (auto s : im.stream)
@@ -584,6 +587,34 @@ void CudaDevice::herk(device::Scalar s, bool lower, Op op_a, index_t n, index_t 
     im.mark(Compute, ba, false);
     im.mark(Compute, bc);
     ++im.gemms_since_barrier;
+}
+
+std::uint64_t CudaDevice::mark() {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
+    auto& im = *impl_;
+    CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
+    cudaEvent_t e = nullptr;
+    CALA_CHECK_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    if (const cudaError_t rc = cudaEventRecord(e, im.stream[Compute]); rc != cudaSuccess) {
+        cudaEventDestroy(e);
+        CALA_CHECK_CUDA(rc);
+    }
+    im.marks.emplace(im.next_mark, e);
+    return im.next_mark++;
+}
+
+void CudaDevice::wait_mark(std::uint64_t m) {
+    cudaEvent_t e = nullptr;
+    {
+        std::lock_guard<std::recursive_mutex> guard(impl_->mu);
+        auto it = impl_->marks.find(m);
+        if (it == impl_->marks.end()) return;
+        e = it->second;
+        impl_->marks.erase(it);
+    }
+    const cudaError_t rc = cudaEventSynchronize(e);  // outside the lock: other threads keep issuing
+    cudaEventDestroy(e);
+    CALA_CHECK_CUDA(rc);
 }
 
 void CudaDevice::synchronize() {

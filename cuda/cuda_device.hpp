@@ -62,6 +62,9 @@ public:
     std::int64_t tiles_reused() const override;
     /// 2048: a 2048^3 DGEMM runs at cuBLAS's full rate (58.7 TF/s on an H200), a 256^3 one at 2.2.
     index_t preferred_tile() const override { return 2048; }
+    /// An event on the compute stream; wait_mark synchronizes on it and destroys it.
+    std::uint64_t mark() override;
+    void wait_mark(std::uint64_t m) override;
 
     /// Device memory this device holds, live or kept for reuse (never above budget_bytes()).
     std::int64_t physical_bytes() const;

@@ -104,6 +104,11 @@ public:
     /// The chunked engine's tile when the caller names none: 256 for a team of cores, larger
     /// where one tile product must fill a GPU (CudaDevice: 2048).
     virtual index_t preferred_tile() const { return 256; }
+    /// A mark of the products issued on this device so far; wait_mark(m) returns once they have
+    /// completed (and releases the mark). A caller bounds the work in flight with it instead of
+    /// synchronize(), which also waits for every copy. Devices that complete on issue: 0, no wait.
+    virtual std::uint64_t mark() { return 0; }
+    virtual void wait_mark(std::uint64_t m) { (void)m; }
 
     // Factorization kernels on device tiles (the streamed Cholesky, potrf_streamed.hpp). A device
     // that has none throws cala::Error naming itself. Ordered like gemm: after the earlier

@@ -58,6 +58,7 @@ private:
     };
     struct UnitSt {
         std::deque<int> pre, fetch;
+        std::deque<std::uint64_t> inflight;  // Device::mark of the products issued and not waited for
         std::unordered_map<std::int64_t, Entry> cache;
         std::int64_t cap = 0;
         std::mt19937 rng;
@@ -103,6 +104,9 @@ private:
     }
 
     int pinned(const UnitSt& U) const;
+
+    // After a copy into u's memory: waits only where the link is emulated (tiles.cpp).
+    void settle_copy(int u);
 
     // Makes room for one more tile in u's memory (lock held; may wait and unlock). Victims: the
     // least recently used tile no one pins (a task running here pins its A, B and C; a copy

@@ -122,7 +122,14 @@ void Engine<T>::compute(int u) {
         if (units_[u].dev) {
             const T one{1};
             units_[u].dev->gemm(device::scalar_of<T>(), oa_, ob_, mi, nj, kl, &alpha_, pa, t_, pb, t_, &one, pc, t_);
-            units_[u].dev->synchronize();
+            // Two products in flight: the next one is queued behind this one, never a whole-device
+            // wait per task (the copies of the window's tiles go on meanwhile). Reuse of the
+            // tiles this task unpins below is ordered after it by the device (block events).
+            U.inflight.push_back(units_[u].dev->mark());
+            if (U.inflight.size() > 2) {
+                units_[u].dev->wait_mark(U.inflight.front());
+                U.inflight.pop_front();
+            }
         } else {
             const device::Copy2D ha = host_block(key_a(t)), hb = host_block(key_b(t));
             kernels::gemm<T>(oa_, ob_, mi, nj, kl, alpha_, static_cast<const T*>(ha.src), lda_,
@@ -142,6 +149,12 @@ void Engine<T>::compute(int u) {
         if (units_[u].dev) --U.cache[key_a(t)].pins, --U.cache[key_b(t)].pins, --U.cache[key_c(t.i, t.j)].pins;
         cv_.notify_all();
         refill(u, lk);
+    }
+    if (units_[u].dev) {
+        lk.unlock();
+        for (std::uint64_t m : U.inflight) units_[u].dev->wait_mark(m);
+        U.inflight.clear();
+        lk.lock();
     }
     U.done = true;
     cv_.notify_all();

@@ -47,6 +47,13 @@ void Engine<T>::hold_link(int u, const char* what, std::int64_t t0ns) {
     (void)u;
 }
 
+// A copy into u's memory is ordered before the products that use the block by the device (block
+// events), so nothing waits for it; only the emulated link (link_s > 0) holds until it is done.
+template <class T>
+void Engine<T>::settle_copy(int u) {
+    if (cfg_.link_s > 0) units_[u].dev->synchronize();
+}
+
 template <class T>
 int Engine<T>::pinned(const UnitSt& U) const {
     int p = 0;
@@ -166,7 +173,7 @@ void Engine<T>::bring_c(int u, const TaskSt& t, std::unique_lock<std::mutex>& lk
         units_[w].dev->synchronize();
         units_[u].dev->copy_from_peer({dst, t_, src, t_, hb.rows, hb.cols, sizeof(T)}, *units_[w].dev);
     }
-    units_[u].dev->synchronize();
+    settle_copy(u);
     hold_link(u, w < 0 ? "h2d" : "d2d", t0);
     lk.lock();
     U.cache.at(key).ready = true;
@@ -228,7 +235,7 @@ void Engine<T>::fetch_tile(int u, std::int64_t key, std::unique_lock<std::mutex>
     lk.unlock();
     const std::int64_t t0 = tr::now_ns();
     units_[u].dev->copy_to_device({dst, t_, hb.src, hb.ld_src, hb.rows, hb.cols, sizeof(T)});
-    units_[u].dev->synchronize();
+    settle_copy(u);
     hold_link(u, "h2d", t0);
     lk.lock();
     U.cache[key].ready = true;
