@@ -19,6 +19,15 @@
 //
 // --count-only: one run, no timing references: words and messages per rank, measured and
 // modeled (the counting runs of oversubscribed grids).
+//
+// One rank and one device (--devices or CALA_DEVICES naming one device, not cpu): cala::potrf
+// streams the matrix through that device (lib/device/potrf_streamed.hpp). The reference is then
+// the same device in core, in the same run: cusolverDnXpotrf of the whole matrix already in device
+// memory ("cusolver_incore"), or on a host device the host's potrf (kernels::potrf: BLIS, LAPACK)
+// of the whole matrix ("host_potrf"); efficiency = cala's median rate / the reference's median
+// rate, target_efficiency 0.75 (issue 29). The host matrix stays pageable (CudaDevice copies it
+// through its staging slots), as a user's is; --pin-host pins it before the runs instead
+// (cudaHostRegister, pin_s, not timed) for direct copies.
 
 #include <mpi.h>
 #include <omp.h>
@@ -37,7 +46,13 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "concurrent_ref.hpp"
+#include "kernels/blas.hpp"
 #include "scalapack_ref.hpp"
+
+#ifdef CALA_HAVE_CUDA
+#include "pinned.hpp"
+#include "potrf_reference.hpp"
+#endif
 
 namespace cala::bench {
 
@@ -45,9 +60,9 @@ namespace {
 
 struct PotrfArgs {
     index_t n = 4096, nb = 256, block_size = 0;
-    std::string grid, variant = "auto", compare = "none", type = "d", panel = "shared", uplo = "L", trace;
+    std::string grid, variant = "auto", compare = "none", type = "d", panel = "shared", uplo = "L", trace, devices;
     int runs = 5, threads = 0, lookahead = 1, panel_threads = 0, delay = 0;
-    bool plan = false, count_only = false;
+    bool plan = false, count_only = false, pin_host = false;
     std::string threads_from;  // what set the threads (JSON "threads_from")
 };
 
@@ -100,6 +115,87 @@ double probe_error(Uplo uplo, const DistMatrix<T>& a0, const DistMatrix<T>& f, s
     return v[0] / (double(n) * v[1] * v[2] * double(eps<T>()) * double(n));
 }
 
+// The one device a run on one rank streams through ("host", "0"), else "" (CALA_DEVICES when
+// --devices is not given, as cala::potrf reads it).
+std::string streamed_device(const std::string& devices, int ranks) {
+    std::string spec = devices;
+    if (spec.empty())
+        if (const char* e = std::getenv("CALA_DEVICES")) spec = e;
+    if (ranks != 1 || spec.empty() || spec.find(',') != std::string::npos || spec == "cpu") return {};
+    return spec;
+}
+
+// The in-core reference of a streamed run on `device`: seconds of the timed runs, and what it is.
+struct DeviceReference {
+    std::string device_name, reference;
+    double best_s = 0, median_s = 0, pin_s = 0;
+    index_t info = 0;
+};
+
+template <class T>
+DeviceReference device_reference(const std::string& device, Uplo uplo, const DistMatrix<T>& a0, DistMatrix<T>& a,
+                                 int runs, bool pin, MPI_Comm comm) {
+    DeviceReference r;
+    const index_t n = a0.n();
+    const bool lower = uplo == Uplo::Lower;
+    if (device == "host") {
+        r.device_name = "host";
+        r.reference = "host_potrf";
+        const Times t = time_runs("potrf", "in-core reference: the host's potrf of the whole matrix", runs, comm,
+                                  [&] { copy_local<T>(a0, a); },
+                                  [&] { r.info = kernels::potrf<T>(lower, n, a.data(), a.ld()); });
+        r.best_s = t.best();
+        r.median_s = t.median();
+        return r;
+    }
+#ifdef CALA_HAVE_CUDA
+    const int ordinal = std::stoi(device);
+    r.device_name = cuda::device_name(ordinal);
+    r.reference = "cusolver_incore";
+    if (pin) {  // unpinned by the caller's guard
+        const double t0 = MPI_Wtime();
+        const std::int64_t bytes = std::int64_t(a0.ld()) * a0.n_loc() * std::int64_t(sizeof(T));
+        cuda::pin_range(a0.data(), bytes);
+        cuda::pin_range(a.data(), bytes);
+        r.pin_s = MPI_Wtime() - t0;
+    }
+    progress("in-core reference: cusolverDnXpotrf of the whole matrix in device memory");
+    const cuda::RefTime t = cuda::incore_potrf<T>(ordinal, lower, n, a0.data(), a0.ld(), runs, &r.info);
+    r.best_s = t.best_s;
+    r.median_s = t.median_s;
+    return r;
+#else
+    throw Error("cala-bench potrf: device '" + device + "' needs cala-bench built with CUDA");
+#endif
+}
+
+// The efficiency of a streamed run against its device's in-core reference; above 1 by more than
+// the reference's own spread is an error, as add_efficiency says of the CPU reference.
+void add_device_efficiency(nlohmann::ordered_json& j, double flops, double cala_median_s, const DeviceReference& r) {
+    const double ref = flops / r.median_s / 1e9;
+    const double eff = (flops / cala_median_s / 1e9) / ref;
+    const double noise = r.median_s / r.best_s - 1.0;
+    j["device_name"] = r.device_name;
+    j["reference"] = r.reference;
+    j["reference_gflops"] = ref;
+    j["reference_gflops_best"] = flops / r.best_s / 1e9;
+    j["reference_time_s"] = r.best_s;
+    j["reference_time_median_s"] = r.median_s;
+    j["reference_info"] = r.info;
+    j["reference_noise"] = noise;
+    j["host_pinned"] = r.pin_s > 0;
+    if (r.pin_s > 0) j["pin_s"] = r.pin_s;
+    j["efficiency"] = eff;
+    j["target_efficiency"] = 0.75;
+    if (eff > 1.0 && eff <= 1.0 + noise) j["note"] = "efficiency above 1 within the reference's spread (reference_noise)";
+    if (eff > 1.0 + noise) {
+        const std::string msg = "efficiency " + std::to_string(eff) + " > 1: cala's median rate exceeds the in-core " +
+                                r.reference + " reference by more than its spread";
+        j["error"] = msg;
+        report_error("potrf", msg);
+    }
+}
+
 CholeskyVariant parse_variant(const std::string& s) {
     return s == "2D" ? CholeskyVariant::TwoD : s == "Repl" ? CholeskyVariant::Repl
                                              : s == "ReplPart" ? CholeskyVariant::ReplPart : CholeskyVariant::Auto;
@@ -119,7 +215,9 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
     fill_spd<T>(a0, seed);
 
     CholeskyOptions base{.variant = parse_variant(args.variant), .lookahead = args.lookahead, .grid3d = g3,
-                         .block_size = args.block_size, .panel_threads = args.panel_threads, .delay = args.delay};
+                         .block_size = args.block_size, .panel_threads = args.panel_threads, .devices = args.devices,
+                         .delay = args.delay};
+    const std::string streamed = streamed_device(args.devices, grid.comm().size());
     if (g3.c > 0 && base.variant == CholeskyVariant::Auto) base.variant = CholeskyVariant::ReplPart;
     const CholeskyPlanInfo plan = plan_potrf(uplo, a0.layout(), grid.order(), base, sizeof(T), is_complex_v<T>);
     if (args.plan && world_rank() == 0) std::fprintf(stderr, "cala-bench potrf: plan %s\n", plan.describe().c_str());
@@ -149,7 +247,22 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
         return r;
     };
     std::vector<Reference> refs;
-    if (!args.count_only) refs = measure_reference();
+    if (!args.count_only && streamed.empty()) refs = measure_reference();
+    // A streamed run: the device's in-core reference, before cala's runs (the device's memory pool
+    // keeps what cala's runs release).
+    struct Unpin {
+        std::vector<const void*> p;
+        ~Unpin() {
+#ifdef CALA_HAVE_CUDA
+            for (const void* x : p) cuda::unpin_range(x);
+#endif
+        }
+    } unpin;
+    DeviceReference dref;
+    if (!args.count_only && !streamed.empty()) {
+        dref = device_reference<T>(streamed, uplo, a0, a, args.runs, args.pin_host, comm);
+        if (dref.pin_s > 0) unpin.p = {a0.data(), a.data()};
+    }
     std::vector<PanelMode> modes;
     if (args.panel == "shared" || args.panel == "all") modes.push_back(PanelMode::Shared);
     if (args.panel == "single" || args.panel == "all") modes.push_back(PanelMode::Single);
@@ -196,7 +309,8 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
             {"variant", to_string(plan.variant)},
             {"plan_grid", std::to_string(plan.grid.p) + "x" + std::to_string(plan.grid.q) + "x" + std::to_string(plan.grid.c)},
             {"panel", mname}, {"panel_threads", args.panel_threads}, {"lookahead", args.lookahead},
-            {"delay", plan.delay},
+            {"delay", plan.delay}, {"devices", streamed.empty() ? args.devices : streamed},
+            {"engine", streamed.empty() ? "distributed" : "streamed"},
             {"ranks", ranks}, {"threads", args.threads}, {"threads_from", args.threads_from}, {"runs", args.count_only ? 1 : args.runs}, {"info", info},
             {"words_max", max_over_ranks(words, comm)}, {"words_model_max", max_over_ranks(model.words, comm)},
             {"words_recv_max", max_over_ranks(recv, comm)},
@@ -222,12 +336,16 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
                 j["trace_file"] = args.trace;
                 j["trace_time_s"] = traced_run(comm, args.trace, [&] { potrf<T>(uplo, a, opts); });
             }
-            const std::vector<Reference> later = measure_reference();  // after each configuration's runs too
-            for (std::size_t i = 0; i < refs.size(); ++i) refs[i].add(later[i]);
-            const Reference& ref = *std::max_element(refs.begin(), refs.end(), [](const Reference& x, const Reference& y) {
-                return x.gflops < y.gflops;
-            });
-            add_efficiency(j, "potrf", flops / tc.median() / 1e9, ref, ranks * args.threads);
+            if (!streamed.empty()) {
+                add_device_efficiency(j, flops, tc.median(), dref);
+            } else {
+                const std::vector<Reference> later = measure_reference();  // after each configuration's runs too
+                for (std::size_t i = 0; i < refs.size(); ++i) refs[i].add(later[i]);
+                const Reference& ref = *std::max_element(refs.begin(), refs.end(), [](const Reference& x, const Reference& y) {
+                    return x.gflops < y.gflops;
+                });
+                add_efficiency(j, "potrf", flops / tc.median() / 1e9, ref, ranks * args.threads);
+            }
         }
         emit(j);
     }
@@ -290,6 +408,10 @@ void add_potrf_command(CLI::App& app) {
         ->check(CLI::IsMember({"none", "scalapack"}))->capture_default_str();
     cmd->add_option("--type", args->type, "element type: d, s, z, c")->check(CLI::IsMember({"d", "s", "z", "c"}))->capture_default_str();
     cmd->add_flag("--plan", args->plan, "print the planner's choice (stderr)");
+    cmd->add_option("--devices", args->devices,
+                    "units of the local updates (CholeskyOptions::devices; empty: CALA_DEVICES); one device on one "
+                    "rank ('host', '0') streams the matrix through it, against that device's in-core potrf");
+    cmd->add_flag("--pin-host", args->pin_host, "with a CUDA device: page-lock the host matrices before the runs (not timed)");
     cmd->add_option("--trace", args->trace,
                     "after the timed runs, one traced run: a Chrome/Perfetto trace of all ranks and threads to this file");
     cmd->add_flag("--count-only", args->count_only, "one untimed run: measured and modeled words and messages");

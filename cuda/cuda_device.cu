@@ -3,14 +3,18 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <cusolverDn.h>
 
 #include <complex>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "cuda_check.hpp"
 #include "cuda_device.hpp"
+#include "cusolver_check.hpp"
 #include "device/tile_cache.hpp"
 #include "pinned.hpp"
 #include "staging.hpp"
@@ -20,10 +24,14 @@ namespace cala::cuda {
 namespace {
 enum Stream { In = 0, Compute = 1, Out = 2, NStreams = 3 };
 
-/// The last use of one memory block on each stream, and peer copies (other devices) reading it.
+/// The last use and the last write of one memory block on each stream, and peer copies (other
+/// devices) reading it. A write waits for the other streams' last uses, a read for their last
+/// writes only (a copy out of a finished block does not hold back the kernels that read it).
 struct BlockSync {
     cudaEvent_t ev[NStreams]{};
     bool recorded[NStreams]{};
+    cudaEvent_t wev[NStreams]{};
+    bool wrecorded[NStreams]{};
     std::vector<cudaEvent_t> foreign;  // recorded on another device's stream; consumed at next use
 };
 
@@ -33,6 +41,57 @@ void copy2d(const device::Copy2D& c, cudaMemcpyKind kind, cudaStream_t s) {
                                       static_cast<std::size_t>(c.cols), kind, s));
 }
 cublasOperation_t op_of(Op op) { return op == Op::N ? CUBLAS_OP_N : op == Op::T ? CUBLAS_OP_T : CUBLAS_OP_C; }
+
+/// Keeps the first nonzero potrf info (offset + info; a negative info as it is) in *first.
+__global__ void keep_first_info(const int* info, long long* first, long long offset) {
+    if (*info != 0 && *first == 0) *first = *info > 0 ? offset + *info : *info;
+}
+
+/// cuSOLVER's handle, workspace and info words for one CudaDevice's potrf calls. Kept in a
+/// process-wide pool per GPU once the device is gone (never freed, like the staging slots), so
+/// that cusolverDnCreate and the workspace's cudaMalloc are paid once per process, not per call.
+struct Solver {
+    int ordinal = 0;
+    cusolverDnHandle_t h = nullptr;
+    cusolverDnParams_t params = nullptr;
+    void* work = nullptr;
+    std::size_t work_bytes = 0;
+    std::vector<char> host_work;
+    int* info = nullptr;              // device: the last call's
+    long long* first_info = nullptr;  // device: the first nonzero since take_info()
+};
+std::mutex& solver_mutex() {
+    static std::mutex m;
+    return m;
+}
+std::vector<Solver*>& solver_pool() {
+    static auto* p = new std::vector<Solver*>;  // never destroyed: used from late destructors
+    return *p;
+}
+/// A solver of GPU ordinal (the current device), from the pool or made.
+Solver* take_solver(int ordinal) {
+    {
+        std::lock_guard lock(solver_mutex());
+        auto& pool = solver_pool();
+        for (auto it = pool.begin(); it != pool.end(); ++it)
+            if ((*it)->ordinal == ordinal) {
+                Solver* s = *it;
+                pool.erase(it);
+                return s;
+            }
+    }
+    auto s = std::make_unique<Solver>();
+    s->ordinal = ordinal;
+    CALA_CHECK_CUSOLVER(cusolverDnCreate(&s->h));
+    CALA_CHECK_CUSOLVER(cusolverDnCreateParams(&s->params));
+    CALA_CHECK_CUDA(cudaMalloc(&s->info, sizeof(int)));
+    CALA_CHECK_CUDA(cudaMalloc(&s->first_info, sizeof(long long)));
+    return s.release();  // a failure above leaks what was made: rare, and at most once
+}
+void give_solver(Solver* s) noexcept {
+    std::lock_guard lock(solver_mutex());
+    solver_pool().push_back(s);
+}
 }  // namespace
 
 struct CudaDevice::Impl {
@@ -58,6 +117,38 @@ struct CudaDevice::Impl {
     Stager stage;
     std::vector<std::pair<const char*, const char*>> locked;  // this call's page-locked operands
 
+    // potrf (at its first call): a pooled cuSOLVER handle on the compute stream, its workspace
+    // grown as needed, the info words on the device.
+    Solver* solver = nullptr;
+
+    void make_solver() {
+        if (solver) return;
+        solver = take_solver(ordinal);
+        CALA_CHECK_CUSOLVER(cusolverDnSetStream(solver->h, stream[Compute]));
+        CALA_CHECK_CUDA(cudaMemsetAsync(solver->first_info, 0, sizeof(long long), stream[Compute]));
+    }
+    /// Device and host workspace of at least these sizes; growing waits for the kernels using
+    /// the old one.
+    void reserve_work(std::size_t dev_bytes, std::size_t host_bytes) {
+        Solver& sv = *solver;
+        if (dev_bytes > sv.work_bytes) {
+            CALA_CHECK_CUDA(cudaStreamSynchronize(stream[Compute]));
+            if (sv.work) CALA_CHECK_CUDA(cudaFree(sv.work));
+            sv.work = nullptr;
+            sv.work_bytes = 0;
+            CALA_CHECK_CUDA(cudaMalloc(&sv.work, dev_bytes));
+            sv.work_bytes = dev_bytes;
+        }
+        if (host_bytes > sv.host_work.size()) {
+            CALA_CHECK_CUDA(cudaStreamSynchronize(stream[Compute]));
+            sv.host_work.resize(host_bytes);
+        }
+    }
+    void free_solver() noexcept {  // after the streams are synchronized
+        if (solver) give_solver(solver);
+        solver = nullptr;
+    }
+
     // Blocks come from the device's stream-ordered memory pool where it has one (kept across
     // calls, so a new CudaDevice does not pay cudaMalloc again, and a free does not synchronize
     // the GPU): allocated on the in-stream, whose event orders the block's first use on the
@@ -75,12 +166,16 @@ struct CudaDevice::Impl {
         cudaError_t rc = cudaSuccess;
         for (auto& e : b.ev)
             if (rc == cudaSuccess) rc = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+        for (auto& e : b.wev)
+            if (rc == cudaSuccess) rc = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
         if (rc == cudaSuccess && async_pool) {
             rc = cudaEventRecord(b.ev[In], stream[In]);
             b.recorded[In] = true;
         }
         if (rc != cudaSuccess) {
             for (auto& made : b.ev)
+                if (made) cudaEventDestroy(made);
+            for (auto& made : b.wev)
                 if (made) cudaEventDestroy(made);
             async_pool ? cudaFreeAsync(p, stream[In]) : cudaFree(p);
             CALA_CHECK_CUDA(rc);
@@ -103,6 +198,7 @@ struct CudaDevice::Impl {
             for (int s = 0; s < NStreams; ++s) {
                 if (!async_pool && it->second.recorded[s]) cudaEventSynchronize(it->second.ev[s]);
                 cudaEventDestroy(it->second.ev[s]);
+                cudaEventDestroy(it->second.wev[s]);
             }
             for (auto e : it->second.foreign) {
                 if (!async_pool) cudaEventSynchronize(e);
@@ -116,21 +212,29 @@ struct CudaDevice::Impl {
         void* base = pool->block_of(p);
         return base ? &sync.at(base) : nullptr;
     }
-    /// Stream s waits for the other streams' last use of b and for peer copies reading it.
-    void order(Stream s, BlockSync* b) {
+    /// Stream s, about to write b (or only read it), waits for the other streams' last use (last
+    /// write) of b, and for peer copies reading it.
+    void order(Stream s, BlockSync* b, bool write = true) {
         if (!b) return;
-        for (int o = 0; o < NStreams; ++o)
-            if (o != s && b->recorded[o]) CALA_CHECK_CUDA(cudaStreamWaitEvent(stream[s], b->ev[o], 0));
+        for (int o = 0; o < NStreams; ++o) {
+            if (o == s) continue;
+            if (write && b->recorded[o]) CALA_CHECK_CUDA(cudaStreamWaitEvent(stream[s], b->ev[o], 0));
+            if (!write && b->wrecorded[o]) CALA_CHECK_CUDA(cudaStreamWaitEvent(stream[s], b->wev[o], 0));
+        }
         for (auto e : b->foreign) {
             CALA_CHECK_CUDA(cudaStreamWaitEvent(stream[s], e, 0));
             cudaEventDestroy(e);  // released by the runtime once complete; the wait is enqueued
         }
         b->foreign.clear();
     }
-    void mark(Stream s, BlockSync* b) {
+    void mark(Stream s, BlockSync* b, bool write = true) {
         if (!b) return;
         CALA_CHECK_CUDA(cudaEventRecord(b->ev[s], stream[s]));
         b->recorded[s] = true;
+        if (write) {
+            CALA_CHECK_CUDA(cudaEventRecord(b->wev[s], stream[s]));
+            b->wrecorded[s] = true;
+        }
     }
     /// Whether host memory at p is copied without the slots: page-locked, or staging off.
     bool direct(const void* p) {
@@ -220,6 +324,7 @@ CudaDevice::~CudaDevice() {
     for (auto e : im.chunk)
         if (e) cudaEventDestroy(e);
     for (auto& [id, e] : im.marks) cudaEventDestroy(e);
+    im.free_solver();
     if (im.blas) cublasDestroy(im.blas);
     for (auto s : im.stream)
         if (s) cudaStreamDestroy(s);
@@ -278,10 +383,10 @@ void CudaDevice::copy_to_host(const device::Copy2D& c) {
     auto& im = *impl_;
     CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
     BlockSync* b = im.sync_of(c.src);
-    im.order(Out, b);
+    im.order(Out, b, false);
     if (im.direct(c.dst)) copy2d(c, cudaMemcpyDeviceToHost, im.stream[Out]);
     else im.stage.to_host(c, im.stream[Out]);
-    im.mark(Out, b);
+    im.mark(Out, b, false);
 }
 
 void CudaDevice::copy_from_peer(const device::Copy2D& c, device::Device& from) {
@@ -316,7 +421,7 @@ void CudaDevice::gemm(device::Scalar s, Op op_a, Op op_b, index_t m, index_t n, 
     auto& im = *impl_;
     CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
     BlockSync* blocks[3] = {im.sync_of(a), im.sync_of(b), im.sync_of(c)};
-    for (auto* bs : blocks) im.order(Compute, bs);
+    for (int i = 0; i < 3; ++i) im.order(Compute, blocks[i], i == 2);  // a, b read; c written
     im.pool->invalidate(c);
     const auto ta = op_of(op_a), tb = op_of(op_b);
     const int mi = static_cast<int>(m), ni = static_cast<int>(n), ki = static_cast<int>(k);
@@ -345,7 +450,142 @@ void CudaDevice::gemm(device::Scalar s, Op op_a, Op op_b, index_t m, index_t n, 
                                       static_cast<const cuDoubleComplex*>(beta), static_cast<cuDoubleComplex*>(c), lc));
         break;
     }
-    for (auto* bs : blocks) im.mark(Compute, bs);
+    for (int i = 0; i < 3; ++i) im.mark(Compute, blocks[i], i == 2);
+    ++im.gemms_since_barrier;
+}
+
+namespace {
+cudaDataType data_type(device::Scalar s) {
+    switch (s) {
+    case device::Scalar::S: return CUDA_R_32F;
+    case device::Scalar::D: return CUDA_R_64F;
+    case device::Scalar::C: return CUDA_C_32F;
+    default: return CUDA_C_64F;
+    }
+}
+cublasFillMode_t fill_of(bool lower) { return lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER; }
+int to_int(index_t v, const char* what) {
+    if (v > index_t{0x7fffffff}) throw Error(std::string("CudaDevice: ") + what + " exceeds cuBLAS's int range");
+    return static_cast<int>(v);
+}
+}  // namespace
+
+void CudaDevice::potrf(device::Scalar s, bool lower, index_t n, void* a, index_t lda, index_t offset) {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
+    auto& im = *impl_;
+    CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
+    if (n == 0) return;
+    im.make_solver();
+    BlockSync* blk = im.sync_of(a);
+    im.order(Compute, blk);
+    im.pool->invalidate(a);
+    const cudaDataType t = data_type(s);
+    std::size_t dev_bytes = 0, host_bytes = 0;
+    Solver& sv = *im.solver;
+    CALA_CHECK_CUSOLVER(cusolverDnXpotrf_bufferSize(sv.h, sv.params, fill_of(lower), n, t, a, lda, t,
+                                                    &dev_bytes, &host_bytes));
+    im.reserve_work(dev_bytes, host_bytes);
+    CALA_CHECK_CUSOLVER(cusolverDnXpotrf(sv.h, sv.params, fill_of(lower), n, t, a, lda, t, sv.work, sv.work_bytes,
+                                         host_bytes ? sv.host_work.data() : nullptr, host_bytes, sv.info));
+    keep_first_info<<<1, 1, 0, im.stream[Compute]>>>(sv.info, sv.first_info, static_cast<long long>(offset));
+    CALA_CHECK_CUDA(cudaGetLastError());
+    im.mark(Compute, blk);
+    ++im.gemms_since_barrier;
+}
+
+index_t CudaDevice::take_info() {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
+    auto& im = *impl_;
+    if (!im.solver) return 0;
+    CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
+    long long first = 0;
+    CALA_CHECK_CUDA(
+        cudaMemcpyAsync(&first, im.solver->first_info, sizeof first, cudaMemcpyDeviceToHost, im.stream[Compute]));
+    CALA_CHECK_CUDA(cudaStreamSynchronize(im.stream[Compute]));
+    CALA_CHECK_CUDA(cudaMemsetAsync(im.solver->first_info, 0, sizeof(long long), im.stream[Compute]));
+    return static_cast<index_t>(first);
+}
+
+void CudaDevice::trsm(device::Scalar s, bool left, bool lower, Op op_a, bool unit, index_t m, index_t n,
+                      const void* alpha, const void* a, index_t lda, void* b, index_t ldb) {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
+    auto& im = *impl_;
+    CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
+    if (m == 0 || n == 0) return;
+    BlockSync* ba = im.sync_of(a);
+    BlockSync* bb = im.sync_of(b);
+    im.order(Compute, ba, false);
+    im.order(Compute, bb);
+    im.pool->invalidate(b);
+    const cublasSideMode_t sd = left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
+    const cublasFillMode_t ul = fill_of(lower);
+    const bool real = s == device::Scalar::S || s == device::Scalar::D;
+    const cublasOperation_t tr = op_of(real && op_a == Op::C ? Op::T : op_a);
+    const cublasDiagType_t dg = unit ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
+    const int mi = to_int(m, "trsm m"), ni = to_int(n, "trsm n"), la = to_int(lda, "lda"), lb = to_int(ldb, "ldb");
+    auto h = im.blas;
+    switch (s) {
+    case device::Scalar::S:
+        CALA_CHECK_CUBLAS(cublasStrsm(h, sd, ul, tr, dg, mi, ni, static_cast<const float*>(alpha),
+                                      static_cast<const float*>(a), la, static_cast<float*>(b), lb));
+        break;
+    case device::Scalar::D:
+        CALA_CHECK_CUBLAS(cublasDtrsm(h, sd, ul, tr, dg, mi, ni, static_cast<const double*>(alpha),
+                                      static_cast<const double*>(a), la, static_cast<double*>(b), lb));
+        break;
+    case device::Scalar::C:
+        CALA_CHECK_CUBLAS(cublasCtrsm(h, sd, ul, tr, dg, mi, ni, static_cast<const cuComplex*>(alpha),
+                                      static_cast<const cuComplex*>(a), la, static_cast<cuComplex*>(b), lb));
+        break;
+    case device::Scalar::Z:
+        CALA_CHECK_CUBLAS(cublasZtrsm(h, sd, ul, tr, dg, mi, ni, static_cast<const cuDoubleComplex*>(alpha),
+                                      static_cast<const cuDoubleComplex*>(a), la, static_cast<cuDoubleComplex*>(b), lb));
+        break;
+    }
+    im.mark(Compute, ba, false);
+    im.mark(Compute, bb);
+    ++im.gemms_since_barrier;
+}
+
+void CudaDevice::herk(device::Scalar s, bool lower, Op op_a, index_t n, index_t k, const void* alpha, const void* a,
+                      index_t lda, const void* beta, void* c, index_t ldc) {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
+    auto& im = *impl_;
+    CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
+    if (n == 0) return;
+    BlockSync* ba = im.sync_of(a);
+    BlockSync* bc = im.sync_of(c);
+    im.order(Compute, ba, false);
+    im.order(Compute, bc);
+    im.pool->invalidate(c);
+    const cublasFillMode_t ul = fill_of(lower);
+    const bool real = s == device::Scalar::S || s == device::Scalar::D;
+    const cublasOperation_t tr = op_a == Op::N ? CUBLAS_OP_N : real ? CUBLAS_OP_T : CUBLAS_OP_C;
+    const int ni = to_int(n, "herk n"), ki = to_int(k, "herk k"), la = to_int(lda, "lda"), lc = to_int(ldc, "ldc");
+    auto h = im.blas;
+    switch (s) {
+    case device::Scalar::S:
+        CALA_CHECK_CUBLAS(cublasSsyrk(h, ul, tr, ni, ki, static_cast<const float*>(alpha), static_cast<const float*>(a),
+                                      la, static_cast<const float*>(beta), static_cast<float*>(c), lc));
+        break;
+    case device::Scalar::D:
+        CALA_CHECK_CUBLAS(cublasDsyrk(h, ul, tr, ni, ki, static_cast<const double*>(alpha),
+                                      static_cast<const double*>(a), la, static_cast<const double*>(beta),
+                                      static_cast<double*>(c), lc));
+        break;
+    case device::Scalar::C:
+        CALA_CHECK_CUBLAS(cublasCherk(h, ul, tr, ni, ki, static_cast<const float*>(alpha),
+                                      static_cast<const cuComplex*>(a), la, static_cast<const float*>(beta),
+                                      static_cast<cuComplex*>(c), lc));
+        break;
+    case device::Scalar::Z:
+        CALA_CHECK_CUBLAS(cublasZherk(h, ul, tr, ni, ki, static_cast<const double*>(alpha),
+                                      static_cast<const cuDoubleComplex*>(a), la, static_cast<const double*>(beta),
+                                      static_cast<cuDoubleComplex*>(c), lc));
+        break;
+    }
+    im.mark(Compute, ba, false);
+    im.mark(Compute, bc);
     ++im.gemms_since_barrier;
 }
 

@@ -47,6 +47,14 @@ public:
     void gemm(device::Scalar s, Op op_a, Op op_b, index_t m, index_t n, index_t k, const void* alpha, const void* a,
               index_t lda, const void* b, index_t ldb, const void* beta, void* c, index_t ldc) override;
     void synchronize() override;
+    /// cusolverDnXpotrf on the compute stream (workspace kept across calls); the info stays on
+    /// the device until take_info().
+    void potrf(device::Scalar s, bool lower, index_t n, void* a, index_t lda, index_t offset) override;
+    index_t take_info() override;
+    void trsm(device::Scalar s, bool left, bool lower, Op op_a, bool unit, index_t m, index_t n, const void* alpha,
+              const void* a, index_t lda, void* b, index_t ldb) override;
+    void herk(device::Scalar s, bool lower, Op op_a, index_t n, index_t k, const void* alpha, const void* a,
+              index_t lda, const void* beta, void* c, index_t ldc) override;
     void* load(const device::Copy2D& src, std::int64_t bytes, bool* moved) override;
     void barrier() override;
     void begin_host_ranges(const std::vector<std::pair<const void*, std::int64_t>>& ranges) override;

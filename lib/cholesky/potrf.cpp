@@ -1,4 +1,5 @@
 // cala::potrf -> planner (model.cpp) -> make_chol_plan -> [conversion] -> potrf_engine -> [back]
+//              -> (1 x 1 grid, one device) potrf_streamed (lib/device/): the triangle on the device
 
 #include <mpi.h>
 
@@ -13,6 +14,7 @@
 #include "comm/traffic.hpp"
 #include "core/check.hpp"
 #include "core/workspace.hpp"
+#include "device/potrf_streamed.hpp"
 #include "gemm/driver.hpp"
 #include "kernels/blas.hpp"
 #include "matrix/redistribute_impl.hpp"
@@ -168,6 +170,14 @@ index_t run_layered(const CholPlan& plan, const MatrixRef<T>& a, const CholeskyO
     return info;
 }
 
+// The one device of a 1 x 1 grid whose options name exactly one (not "cpu", not a node list):
+// its list entry, else "" (the 2D / 2.5D engines run).
+std::string streamed_device(const Comm& comm, const CholeskyOptions& o) {
+    if (comm.size() != 1) return {};
+    const std::vector<std::string> items = node::detail::split_list(node::detail::resolve_devices(o.devices));
+    return items.size() == 1 && items.front() != "cpu" ? items.front() : std::string{};
+}
+
 }  // namespace
 }  // namespace detail
 
@@ -178,6 +188,11 @@ index_t potrf(Uplo uplo, const MatrixRef<T>& a, const CholeskyOptions& opts) {
     const std::uint64_t fp = err.empty() ? detail::potrf_fingerprint(uplo, a, opts) : 0;
     comm.agree(err, fp, "potrf");
     if (a.m() == 0) return 0;
+    if (const std::string one = detail::streamed_device(comm, opts); !one.empty()) {
+        // The whole matrix is local: it streams through one device that holds its triangle.
+        auto devs = device::make_devices(one, opts.max_device_bytes);
+        return device::potrf_streamed<T>(*devs.front(), uplo == Uplo::Lower, a.n(), a.data(), a.ld());
+    }
     const CholeskyOptions o = detail::resolve_potrf(uplo, a.layout(), a.grid().order(), opts, sizeof(T), is_complex_v<T>);
     const detail::CholPlan plan = detail::make_chol_plan(uplo, a.layout(), comm.size(), o);
     // The user's unit options (the planner's choice carries only what it plans).

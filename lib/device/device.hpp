@@ -109,10 +109,44 @@ public:
     /// synchronize(), which also waits for every copy. Devices that complete on issue: 0, no wait.
     virtual std::uint64_t mark() { return 0; }
     virtual void wait_mark(std::uint64_t m) { (void)m; }
+
+    // Factorization kernels on device tiles (the streamed Cholesky, potrf_streamed.hpp). A device
+    // that has none throws cala::Error naming itself. Ordered like gemm: after the earlier
+    // operations that write what they read, and before later ones that touch what they write.
+
+    /// Cholesky of the n x n tile a, its lower or upper triangle (LAPACK ?potrf; the other strict
+    /// triangle is not touched). A failed pivot is not returned here (that would wait for the
+    /// device): the device keeps the first nonzero info since the last take_info(), as
+    /// offset + LAPACK's info (offset: the tile's global row, so that the kept value is the
+    /// global index of the failed minor).
+    virtual void potrf(Scalar s, bool lower, index_t n, void* a, index_t lda, index_t offset) {
+        (void)s, (void)lower, (void)n, (void)a, (void)lda, (void)offset;
+        throw Error("Device " + name() + ": no potrf");
+    }
+    /// The first nonzero info kept by potrf since the last call (0: none), then forgets it. Waits
+    /// for the potrf calls issued so far (not for the copies).
+    virtual index_t take_info() { return 0; }
+    /// b := alpha·op(a)⁻¹·b (left) or alpha·b·op(a)⁻¹ (right), a triangular (lower or upper, unit
+    /// diagonal or not), b m x n; alpha points to a host scalar of s.
+    virtual void trsm(Scalar s, bool left, bool lower, Op op_a, bool unit, index_t m, index_t n, const void* alpha,
+                      const void* a, index_t lda, void* b, index_t ldb) {
+        (void)s, (void)left, (void)lower, (void)op_a, (void)unit, (void)m, (void)n, (void)alpha, (void)a, (void)lda,
+            (void)b, (void)ldb;
+        throw Error("Device " + name() + ": no trsm");
+    }
+    /// c := alpha·op(a)·op(a)ᴴ + beta·c on the lower or upper triangle of the n x n tile c (op N:
+    /// a is n x k; C: k x n). Real types: syrk (op C means T). alpha, beta point to host scalars
+    /// of the real type of s. beta == 0: c is not read.
+    virtual void herk(Scalar s, bool lower, Op op_a, index_t n, index_t k, const void* alpha, const void* a,
+                      index_t lda, const void* beta, void* c, index_t ldc) {
+        (void)s, (void)lower, (void)op_a, (void)n, (void)k, (void)alpha, (void)a, (void)lda, (void)beta, (void)c,
+            (void)ldc;
+        throw Error("Device " + name() + ": no herk");
+    }
 };
 
 /// A team of CPU cores with a memory budget: device memory is host memory it owns and counts;
-/// copies are memcpy, gemm is kernels::gemm on the calling thread's OpenMP team.
+/// copies are memcpy, gemm (potrf, trsm, herk) is kernels:: on the calling thread's OpenMP team.
 class HostDevice final : public Device {
 public:
     explicit HostDevice(std::int64_t budget_bytes, int threads = 0);
@@ -130,11 +164,18 @@ public:
     void gemm(Scalar s, Op op_a, Op op_b, index_t m, index_t n, index_t k, const void* alpha, const void* a,
               index_t lda, const void* b, index_t ldb, const void* beta, void* c, index_t ldc) override;
     void synchronize() override {}
+    void potrf(Scalar s, bool lower, index_t n, void* a, index_t lda, index_t offset) override;
+    index_t take_info() override;
+    void trsm(Scalar s, bool left, bool lower, Op op_a, bool unit, index_t m, index_t n, const void* alpha,
+              const void* a, index_t lda, void* b, index_t ldb) override;
+    void herk(Scalar s, bool lower, Op op_a, index_t n, index_t k, const void* alpha, const void* a, index_t lda,
+              const void* beta, void* c, index_t ldc) override;
 
 private:
     std::int64_t budget_;
     int threads_;
     std::int64_t used_ = 0, peak_ = 0;
+    index_t info_ = 0;  // the first nonzero potrf info since take_info()
 };
 
 /// Makes CUDA device `ordinal` with a cap (0: its free memory); registered by libcala_cuda.

@@ -68,6 +68,52 @@ void HostDevice::gemm(Scalar s, Op op_a, Op op_b, index_t m, index_t n, index_t 
 }
 
 namespace {
+// Calls f with a value-initialized T of the scalar type s (dispatch on the element type).
+template <class F>
+void with_type(Scalar s, F&& f) {
+    switch (s) {
+    case Scalar::S: f(float{}); break;
+    case Scalar::D: f(double{}); break;
+    case Scalar::C: f(std::complex<float>{}); break;
+    case Scalar::Z: f(std::complex<double>{}); break;
+    }
+}
+}  // namespace
+
+void HostDevice::potrf(Scalar s, bool lower, index_t n, void* a, index_t lda, index_t offset) {
+    with_type(s, [&](auto t) {
+        using T = decltype(t);
+        const index_t info = kernels::potrf<T>(lower, n, static_cast<T*>(a), lda);
+        if (info != 0 && info_ == 0) info_ = info > 0 ? offset + info : info;
+    });
+}
+
+index_t HostDevice::take_info() {
+    const index_t info = info_;
+    info_ = 0;
+    return info;
+}
+
+void HostDevice::trsm(Scalar s, bool left, bool lower, Op op_a, bool unit, index_t m, index_t n, const void* alpha,
+                      const void* a, index_t lda, void* b, index_t ldb) {
+    with_type(s, [&](auto t) {
+        using T = decltype(t);
+        kernels::trsm<T>(left, lower, op_a, unit, m, n, *static_cast<const T*>(alpha), static_cast<const T*>(a), lda,
+                         static_cast<T*>(b), ldb);
+    });
+}
+
+void HostDevice::herk(Scalar s, bool lower, Op op_a, index_t n, index_t k, const void* alpha, const void* a,
+                      index_t lda, const void* beta, void* c, index_t ldc) {
+    with_type(s, [&](auto t) {
+        using T = decltype(t);
+        using R = real_t<T>;
+        kernels::herk<T>(lower, op_a, n, k, *static_cast<const R*>(alpha), static_cast<const T*>(a), lda,
+                         *static_cast<const R*>(beta), static_cast<T*>(c), ldc);
+    });
+}
+
+namespace {
 CudaFactory& cuda_factory() {
     static CudaFactory f;
     return f;
