@@ -63,7 +63,10 @@ struct CholeskyOptions {
     /// a list of one kind of device ("host", "0,1") on the chunked engine; the panel (potrf,
     /// trsm: the critical path) and the diagonal tiles (herk) stay on the rank's cores, and
     /// only the factored triangle is written. No message changes (the tile moves stay inside
-    /// the rank). Empty: CALA_DEVICES; unset too: the rank's cores (OpenMP tasks).
+    /// the rank). Exception: one rank (a 1 x 1 grid) with exactly one device ("0", "host")
+    /// factors the whole matrix on that device, streamed (left-looking column blocks copied in
+    /// ahead and out behind: lib/device/potrf_streamed.hpp, docs/device.md). Empty:
+    /// CALA_DEVICES; unset too: the rank's cores (OpenMP tasks).
     std::string devices = {};
     std::int64_t max_device_bytes = 0;     ///< as GemmOptions::max_device_bytes
     std::vector<double> unit_speeds = {};  ///< as GemmOptions::unit_speeds (CALA_UNIT_SPEEDS)
