@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,14 @@ inline std::uint64_t mix(std::uint64_t x) {
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
     return x ^ (x >> 31);
+}
+
+/// A fresh seed for this run's data: std::random_device on world rank 0, broadcast over comm.
+inline std::uint64_t fresh_seed(MPI_Comm comm) {
+    std::uint64_t seed = 0;
+    if (world_rank() == 0) seed = (static_cast<std::uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
+    MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, comm);
+    return seed;
 }
 
 inline double uniform(std::uint64_t h) { return static_cast<double>(h >> 11) * 0x1.0p-52 - 1.0; }  // [-1, 1)

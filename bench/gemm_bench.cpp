@@ -96,8 +96,7 @@ void run_gemm(const GemmArgs& args, int p, int q, Shape3D g3) {
 
     Grid2D grid(Comm::borrow(MPI_COMM_WORLD), p, q);
     MPI_Comm comm = grid.comm().get();
-    std::uint64_t seed = world_rank() == 0 ? (static_cast<std::uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}() : 0;
-    MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, comm);
+    const std::uint64_t seed = fresh_seed(comm);
 
     const bool ta = op_a != Op::N, tb = op_b != Op::N;
     DistMatrix<T> a(grid, ta ? k : m, ta ? m : k, nb, nb), b(grid, tb ? n : k, tb ? k : n, nb, nb);

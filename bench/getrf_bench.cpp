@@ -90,8 +90,7 @@ void run_getrf(const GetrfArgs& args, int p, int q) {
     touch_blas<T>();
     Grid2D grid(Comm::borrow(MPI_COMM_WORLD), p, q);
     MPI_Comm comm = grid.comm().get();
-    std::uint64_t seed = world_rank() == 0 ? (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}() : 0;
-    MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, comm);
+    const std::uint64_t seed = fresh_seed(comm);
     DistMatrix<T> a0(grid, n, n, nb, nb), a(grid, n, n, nb, nb);
     fill_random<T>(a0, seed);
     const double flops = (is_complex_v<T> ? 8.0 : 2.0) / 3.0 * double(n) * double(n) * double(n);

@@ -209,8 +209,7 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
     touch_blas<T>();
     Grid2D grid(Comm::borrow(MPI_COMM_WORLD), p, q);
     MPI_Comm comm = grid.comm().get();
-    std::uint64_t seed = world_rank() == 0 ? (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}() : 0;
-    MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, comm);
+    const std::uint64_t seed = fresh_seed(comm);
     DistMatrix<T> a0(grid, n, n, nb, nb), a(grid, n, n, nb, nb);
     fill_spd<T>(a0, seed);
 

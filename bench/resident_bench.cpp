@@ -93,9 +93,7 @@ void run(const ResidentGemmArgs& args, int p, int q) {
 
     Grid2D grid(Comm::borrow(MPI_COMM_WORLD), p, q);
     const Comm& comm = grid.comm();
-    std::uint64_t seed =
-        world_rank() == 0 ? (static_cast<std::uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}() : 0;
-    MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, comm.get());
+    const std::uint64_t seed = fresh_seed(comm.get());
 
     // Every rank's device; one that cannot be opened is an error on every rank.
     const std::string mine = entry_of(args.spec, comm.rank());
