@@ -200,11 +200,9 @@ void pgemm(const Args<T>& x) {
                                            same_ab);
     if (dr.asked) note_call(cat("where=", dr.where, ": ", dr.reason));
     if (dr.asked && speaker) say(cat(call(), "cala: ", dr.where, ": ", dr.reason));
-    // The CPU path: the rank's cores. With CALA_DEVICES set, the list names the shim's device per
-    // rank, not the units cala::gemm would otherwise read from it (docs/scalapack.md).
-    GemmOptions host_opts;
-    if (dr.asked) host_opts.devices = "cpu";
-    const auto host = [&] { gemm(op_a, op_b, alpha, av, bv, beta, cv, host_opts); };
+    // The CPU path: cala::gemm on the caller's arrays (which, as everywhere in cala, also reads
+    // CALA_DEVICES as its list of units: docs/scalapack.md, "On a GPU node").
+    const auto host = [&] { gemm(op_a, op_b, alpha, av, bv, beta, cv); };
     if (dr.resident) {
         cala_or_scalapack(rout, g, [&] {
             try {

@@ -216,9 +216,14 @@ DeviceRoute choose_route(const Grid2D& grid, Op op_a, Op op_b, const BlockCyclic
     // {no device here, device seconds, A and B differ here}, the maximum over the grid
     double mine[3] = {pd.dev.on_device() ? 0.0 : 1.0, inf, same_ab ? 0.0 : 1.0};
     double copies = 0;
+    std::string rates;
     if (pd.dev.on_device() && mode == DeviceMode::Model) {
         try {
             const Rates& rt = device_rates<T>(*pd.dev.get());
+            char buf[96];
+            std::snprintf(buf, sizeof buf, "; this rank's device %.4g GFLOP/s, copies %.4g GB/s", rt.flops_per_s / 1e9,
+                          rt.bytes_per_s / 1e9);
+            rates = buf;
             const int row = grid.row(), col = grid.col();
             const auto loc = [&](const BlockCyclic& l) {
                 return double(l.rows.local_size(row)) * double(l.cols.local_size(col)) * double(sizeof(T));
@@ -259,10 +264,10 @@ DeviceRoute choose_route(const Grid2D& grid, Op op_a, Op op_b, const BlockCyclic
         const std::string pred = cat("predicted device ", secs(mine[1]), " (copies ", secs(copies),
                                      " on this rank) vs cpu ", secs(cpu));
         if (!(mine[1] < cpu)) {
-            out.reason = pred + ": the copies do not pay";
+            out.reason = pred + ": the copies do not pay" + rates;
             return out;
         }
-        out.reason = pred;
+        out.reason = pred + rates;
     }
     out.resident = true;
     out.dev = pd.dev;

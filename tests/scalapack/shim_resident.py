@@ -10,8 +10,9 @@
       a plain ScaLAPACK program, the shim preloaded, CALA_SHIM=log, 2 processes on 1 x 2: the
       routing line when the model says the copies pay (a device of 10^6 GFLOP/s and GB/s) and
       when they do not (copies at 10^-6 GB/s), and with a device that cannot be opened
-      (CALA_DEVICES=7, CUDA not built: one line per process, the CPU path); the checksum as
-      without the shim every time.
+      (CALA_DEVICES=7, CUDA not built: one line per process, the CPU path, where cala::gemm, which
+      reads CALA_DEVICES as its units too, hands the call to ScaLAPACK); the checksum as without
+      the shim every time.
 """
 
 import argparse
@@ -85,12 +86,13 @@ def check_dropin(args):
     cases = [
         ("copies pay", dict(fast, CALA_DEVICES="host", CALA_SHIM_DEVICE_COPY_GBS="1e6"),
          r"PDGEMM transa=N transb=N m=300 n=300 k=300 ran=cala .* where=device host#1 \(resident\): predicted device "
-         r"\S+ s \(copies \S+ s on this rank\) vs cpu \S+ s$", 0),
+         r"\S+ s \(copies \S+ s on this rank\) vs cpu \S+ s; this rank's device 1e\+06 GFLOP/s, copies 1e\+06 GB/s$",
+         0),
         ("copies do not pay", dict(fast, CALA_DEVICES="host", CALA_SHIM_DEVICE_COPY_GBS="1e-6"),
          r"PDGEMM transa=N transb=N m=300 n=300 k=300 ran=cala .* where=cpu: predicted device .* vs cpu \S+ s: "
-         r"the copies do not pay$", 0),
+         r"the copies do not pay; this rank's device 1e\+06 GFLOP/s, copies 1e-06 GB/s$", 0),
         ("no device", dict(CALA_DEVICES="7"),
-         r"PDGEMM transa=N transb=N m=300 n=300 k=300 ran=cala .* where=cpu: device '7' \(CALA_DEVICES=7, rank 0\) "
+         r"PDGEMM transa=N transb=N m=300 n=300 k=300 ran=\S+ .* where=cpu: device '7' \(CALA_DEVICES=7, rank 0\) "
          r"cannot be opened: .*", 2),
     ]
     for name, extra, line, opened in cases:
