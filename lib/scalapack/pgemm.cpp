@@ -206,7 +206,8 @@ void pgemm(const Args<T>& x) {
     if (dr.resident) {
         cala_or_scalapack(rout, g, [&] {
             try {
-                run_resident(dr.dev, op_a, op_b, alpha, av, bv, beta, cv, dr.same_ab);
+                if (dr.pipelined) run_pipelined(dr.dev, op_a, op_b, alpha, av, bv, beta, cv);
+                else run_resident(dr.dev, op_a, op_b, alpha, av, bv, beta, cv, dr.same_ab);
             } catch (const MpiError&) {
                 throw;
             } catch (const Error& e) {  // raised on every rank before C was written back

@@ -216,6 +216,8 @@ DeviceRoute choose_route(const Grid2D& grid, Op op_a, Op op_b, const BlockCyclic
     }
     // This rank's prediction of the resident run (infinite without a device).
     const ProcessDevice& pd = process_device();
+    const char* pipe = std::getenv("CALA_SHIM_DEVICE_PIPELINE");
+    const bool pipelined = grid.p() == 1 && grid.q() == 1 && !(pipe != nullptr && std::strcmp(pipe, "0") == 0);
     const double inf = std::numeric_limits<double>::infinity();
     // {no device here, device seconds, A and B differ here}, the maximum over the grid
     double mine[3] = {pd.dev.on_device() ? 0.0 : 1.0, inf, same_ab ? 0.0 : 1.0};
@@ -239,7 +241,13 @@ DeviceRoute choose_route(const Grid2D& grid, Op op_a, Op op_b, const BlockCyclic
             mm.seconds_per_flop = 1.0 / rt.flops_per_s;
             // Staged panels also pass through host memory (device -> host at the root, back after).
             const double staged = grid.comm().size() > 1 ? double(cost.words) * double(sizeof(T)) / rt.bytes_per_s : 0;
-            mine[1] = copies + predicted_seconds(cost, mm, sizeof(T)) + staged;
+            const double product = predicted_seconds(cost, mm, sizeof(T)) + staged;
+            if (pipelined) {  // A first, then B's and C's slices under the products
+                const double first = loc(a) / rt.bytes_per_s;
+                mine[1] = first + std::max(copies - first, product);
+            } else {
+                mine[1] = copies + product;
+            }
         } catch (const std::exception& e) {
             say(cat("p?gemm_: the device model failed: ", e.what()));
             mine[0] = 1.0;
@@ -275,7 +283,8 @@ DeviceRoute choose_route(const Grid2D& grid, Op op_a, Op op_b, const BlockCyclic
     }
     out.resident = true;
     out.dev = pd.dev;
-    out.where = cat("device ", pd.dev.name(), " (resident)");
+    out.pipelined = pipelined;
+    out.where = cat("device ", pd.dev.name(), pipelined ? " (resident, pipelined copies)" : " (resident)");
     return out;
 }
 

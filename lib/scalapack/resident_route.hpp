@@ -16,7 +16,8 @@
 //            + resident_gemm_cost (flops / device rate, words and messages / the network)
 //   cpu    = the planner's predicted seconds of cala::gemm on the caller's arrays (plan_gemm)
 // The device rate and copy rate are measured once per process and type by a short gemm on the
-// device (or CALA_SHIM_DEVICE_GFLOPS / CALA_SHIM_DEVICE_COPY_GBS). CALA_SHIM_DEVICE=always
+// device (or CALA_SHIM_DEVICE_GFLOPS / CALA_SHIM_DEVICE_COPY_GBS). On a 1 x 1 grid the run is
+// pipelined (run_pipelined): A's copy, then the larger of the other copies and the product. CALA_SHIM_DEVICE=always
 // takes the device for every call the shim computes, never for none; model (the default)
 // decides by the model.
 
@@ -36,6 +37,7 @@ struct DeviceRoute {
     std::string where;      ///< "device cuda:0 (resident)" or "cpu"
     std::string reason;     ///< why, with the predicted seconds when the model decided
     bool same_ab = false;   ///< A and B are one local array with one layout on every rank
+    bool pipelined = false; ///< a 1 x 1 grid: run_pipelined (unless CALA_SHIM_DEVICE_PIPELINE=0)
     bool asked = false;     ///< CALA_DEVICES is set (the route is worth a log note)
 };
 
@@ -55,5 +57,17 @@ DeviceRoute choose_route(const Grid2D& grid, Op op_a, Op op_b, const BlockCyclic
 template <class T>
 void run_resident(const ResidentDevice& dev, Op op_a, Op op_b, T alpha, const MatrixRef<T>& a,
                   const MatrixRef<T>& b, T beta, const MatrixRef<T>& c, bool same_ab);
+
+/// On a 1 x 1 grid: A copied to `dev` whole, then C in column slices (pipeline_slice wide), each
+/// slice's op(B) (and C unless beta == 0) up, its product, and C's slice down, two slices in
+/// flight, so that the copies overlap the products (resident_pipeline.cpp). Everything is
+/// allocated before C is written: a device too small throws cala::Error with C untouched. Local.
+template <class T>
+void run_pipelined(const ResidentDevice& dev, Op op_a, Op op_b, T alpha, const MatrixRef<T>& a,
+                   const MatrixRef<T>& b, T beta, const MatrixRef<T>& c);
+
+/// Width of run_pipelined's slices of C for n columns: n / 16 rounded up, at least 256
+/// (CALA_SHIM_DEVICE_SLICE, when set, instead: tests).
+index_t pipeline_slice(index_t n);
 
 }  // namespace cala::scalapack

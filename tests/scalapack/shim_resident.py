@@ -4,7 +4,9 @@
   shim_resident.py --mpiexec M --exe shim_resident --np N --grids 1x2,2x1
       shim_resident (linked with the shim) twice with CALA_DEVICES=host, CALA_SHIM=log and
       CALA_SCALAPACK_THRESHOLD=0: CALA_SHIM_DEVICE=always (every case resident on the HostDevice)
-      and never (every case on the CPU path). Each run checks itself against ScaLAPACK's own
+      and never (every case on the CPU path); on 1x1 the always run takes the pipelined copies
+      (slices of 8 columns), and a third run the whole resident gemm (CALA_SHIM_DEVICE_PIPELINE=0).
+      Each run checks itself against ScaLAPACK's own
       p?gemm_; here: every case's log line names where it ran, and the two runs' sums agree.
       --devices 0: the same on CUDA device 0 (exit 77 where it cannot be opened: no GPU).
   shim_resident.py --mpiexec M --shim libcala_scalapack.so --dropin scalapack_dropin
@@ -49,9 +51,15 @@ def check_program(args):
     grids = args.grids.split(",")
     want = CASES_PER_GRID * len(grids)
     name = "host#1" if args.devices == "host" else f"cuda:{args.devices}"
-    for mode, where in (("always", rf"where=device {name} \(resident\): CALA_SHIM_DEVICE=always"),
-                        ("never", r"where=cpu: CALA_SHIM_DEVICE=never")):
-        env = dict(base_env(), CALA_DEVICES=args.devices, CALA_SHIM_DEVICE=mode)
+    dev = rf"where=device {name} \(resident{{}}\): CALA_SHIM_DEVICE=always"
+    runs = [("never", {"CALA_SHIM_DEVICE": "never"}, r"where=cpu: CALA_SHIM_DEVICE=never")]
+    if args.grids == "1x1":  # one process: the pipelined copies (slices of 8: 4 of C's 29 columns), and not
+        runs += [("always", {"CALA_SHIM_DEVICE": "always", "CALA_SHIM_DEVICE_SLICE": "8"}, dev.format(", pipelined copies")),
+                 ("always-whole", {"CALA_SHIM_DEVICE": "always", "CALA_SHIM_DEVICE_PIPELINE": "0"}, dev.format(""))]
+    else:
+        runs += [("always", {"CALA_SHIM_DEVICE": "always"}, dev.format(""))]
+    for mode, extra, where in runs:
+        env = dict(base_env(), CALA_DEVICES=args.devices, **extra)
         r = run([args.mpiexec, "-n", args.np, args.exe, args.grids], env, f"shim_resident {mode}")
         if args.devices != "host" and "cannot be opened" in r.out:
             raise Skip(f"CUDA device {args.devices} cannot be opened here (no GPU)")
@@ -60,7 +68,7 @@ def check_program(args):
                           (": hung in " + "; ".join(r.where()) if r.hung else ""))
         # CPU path with CALA_DEVICES=0: cala::gemm reads it as its units too, and hands the call to
         # ScaLAPACK when libcala_cuda is not loaded (docs/scalapack.md, "On a GPU node").
-        ran = "cala" if args.devices == "host" or mode == "always" else r"\S+"
+        ran = "cala" if args.devices == "host" or mode != "never" else r"\S+"
         got = len(re.findall(rf"cala_scalapack log: P[DZ]GEMM .* ran={ran} .*" + where, r.out))
         if got != want:
             errors.append(f"{mode}: {got} calls logged as '{where}', expected {want}")
@@ -72,10 +80,11 @@ def check_program(args):
                       for m in re.finditer(r"^case (.*?) err=.* sum=(\S+) sumtol=(\S+)", r.out, re.M)}
         if len(sums[mode]) != want:
             errors.append(f"{mode}: {len(sums[mode])} cases printed, expected {want}")
-    for case, (s, tol) in sums["always"].items():
-        other = sums["never"].get(case)
-        if other is None or abs(s - other[0]) > tol:
-            errors.append(f"{case}: resident sum {s!r}, CPU path {other and other[0]!r} (tolerance {tol:.3e})")
+    for mode in (m for m in sums if m != "never"):
+        for case, (s, tol) in sums[mode].items():
+            other = sums["never"].get(case)
+            if other is None or abs(s - other[0]) > tol:
+                errors.append(f"{case}: {mode} sum {s!r}, CPU path {other and other[0]!r} (tolerance {tol:.3e})")
     return errors
 
 
