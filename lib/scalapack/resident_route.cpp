@@ -234,7 +234,9 @@ DeviceRoute choose_route(const Grid2D& grid, Op op_a, Op op_b, const BlockCyclic
             const auto loc = [&](const BlockCyclic& l) {
                 return double(l.rows.local_size(row)) * double(l.cols.local_size(col)) * double(sizeof(T));
             };
-            copies = (loc(a) + (same_ab ? 0.0 : loc(b)) + (beta_zero ? 1.0 : 2.0) * loc(c)) / rt.bytes_per_s;
+            // B once more unless it is A's array (the pipelined run copies B's slices anyway)
+            const double b_bytes = same_ab && !pipelined ? 0.0 : loc(b);
+            copies = (loc(a) + b_bytes + (beta_zero ? 1.0 : 2.0) * loc(c)) / rt.bytes_per_s;
             const Cost cost = resident_gemm_cost(op_a, op_b, a, b, c, ResidentGemmOptions{}, row, col, sizeof(T),
                                                  is_complex_v<T>);
             MachineModel mm = MachineModel::from_env();
