@@ -7,7 +7,7 @@
  * usage: shim_resident PxQ[,PxQ...]   (grids on the first p·q processes; the others wait)
  * For every grid: pdgemm_ and pzgemm_, every TRANSA x TRANSB in N, T, C, sizes the block size 8
  * does not divide, submatrices at IA, JA != 1 (inside a block), beta = 0 with NaN in sub(C) (every
- * other case) and beta != 0. Checks on every process: inside sub(C) |C - C_scalapack| <= 8 (k + 2)
+ * other case) and beta != 0; and C := A·Aᵀ with B the same array as A. Checks on every process: inside sub(C) |C - C_scalapack| <= 8 (k + 2)
  * eps (|alpha| k + |beta|) |.|max-scaled, finite; outside sub(C) bitwise as it was. Then one
  * illegal call (TRANSA = 'X'): C untouched. Prints "case ... sum=" per case (shim_resident.py
  * compares the two runs) and "shim_resident: all checks passed". */
@@ -116,6 +116,32 @@ static void run_case(int ctxt, int w, char ta, char tb, int beta0, Pgemm* real, 
     free(before), free(a.x), free(b.x), free(c.x), free(r.x);
 }
 
+/* C := alpha·A·Aᵀ + beta·C with B the same array as A (same descriptor and origin): the resident
+ * route copies it once. C is M x M at (IC, JC). */
+static void same_array_case(int ctxt, const char* grid) {
+    Mat a = make(ctxt, M + IA, K + JA, 1), c = make(ctxt, M + IC, M + JC, 1), r = make(ctxt, M + IC, M + JC, 1);
+    fill(&a, 1, 4), fill(&c, 1, 5), fill(&r, 1, 5);
+    const double alpha = 0.5, beta = -1.5;
+    pdgemm_("N", "T", &M, &M, &K, &alpha, a.x, &IA, &JA, a.desc, a.x, &IA, &JA, a.desc, &beta, c.x, &IC, &JC, c.desc);
+    Pgemm* real = (Pgemm*)dlsym(dlopen("libscalapack-mpich.so.2.2", RTLD_LAZY | RTLD_NOLOAD), "pdgemm_");
+    real("N", "T", &M, &M, &K, &alpha, a.x, &IA, &JA, a.desc, a.x, &IA, &JA, a.desc, &beta, r.x, &IC, &JC, r.desc);
+    const double tol = 8.0 * (K + 2) * DBL_EPSILON * (2.0 * K * alpha + 2.0 * fabs(beta));
+    double err = 0, sum = 0;
+    for (int jl = 0; jl < c.nloc; ++jl)
+        for (int il = 0; il < c.mloc; ++il) {
+            const double v = *at(&c, il, jl, 1);
+            err = fmax(err, isfinite(v) ? fabs(v - *at(&r, il, jl, 1)) : INFINITY);
+            if (inside(gi(il), gj(jl), IC, JC, M, M)) sum += v * (1.0 + 0.001 * (gi(il) + 2 * gj(jl)));
+        }
+    MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, gcomm);
+    MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, gcomm);
+    if (!(err <= tol)) ++failures;
+    if (me == 0)
+        printf("case %s pdgemm(N,T) B=A err=%.3e tol=%.3e sum=%.17g sumtol=%.3e %s\n", grid, err, tol, sum,
+               tol * M * M * 2.0, err <= tol ? "ok" : "FAILED");
+    free(a.x), free(c.x), free(r.x);
+}
+
 /* TRANSA = 'X': info = -1 through PXERBLA, C untouched. */
 static void illegal_call(int ctxt) {
     Mat a = make(ctxt, M, K, 1), b = make(ctxt, K, N, 1), c = make(ctxt, M, N, 1);
@@ -162,6 +188,7 @@ int main(int argc, char** argv) {
             for (int w = 1; w <= 2; ++w)
                 for (int x = 0; x < 3; ++x)
                     for (int y = 0; y < 3; ++y, ++n) run_case(ctxt, w, ops[x], ops[y], n % 2 == 0, w == 1 ? real_d : real_z, g);
+            same_array_case(ctxt, g);
             illegal_call(ctxt);
             Cblacs_gridexit(ctxt);
         }

@@ -25,7 +25,7 @@ import sys
 
 import mpirun
 
-CASES_PER_GRID = 18  # pdgemm_ and pzgemm_, TRANSA x TRANSB in N, T, C
+CASES_PER_GRID = 19  # pdgemm_ and pzgemm_, TRANSA x TRANSB in N, T, C; C := A·Aᵀ with B = A
 
 
 def run(cmd, env, name):
