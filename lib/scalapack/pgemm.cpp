@@ -200,6 +200,11 @@ void pgemm(const Args<T>& x) {
                                            same_ab);
     if (dr.asked) note_call(cat("where=", dr.where, ": ", dr.reason));
     if (dr.asked && speaker) say(cat(call(), "cala: ", dr.where, ": ", dr.reason));
+    if (dr.asked && !dr.usable) {  // cala::gemm would read the same CALA_DEVICES and fail
+        if (speaker) say(cat(call(), "ScaLAPACK: a rank's device in CALA_DEVICES cannot be opened"));
+        call_scalapack(x);
+        return;
+    }
     // The CPU path: cala::gemm on the caller's arrays (which, as everywhere in cala, also reads
     // CALA_DEVICES as its list of units: docs/scalapack.md, "On a GPU node").
     const auto host = [&] { gemm(op_a, op_b, alpha, av, bv, beta, cv); };

@@ -210,11 +210,8 @@ DeviceRoute choose_route(const Grid2D& grid, Op op_a, Op op_b, const BlockCyclic
         return out;
     }
     out.asked = true;
-    if (mode == DeviceMode::Never) {
-        out.reason = "CALA_SHIM_DEVICE=never";
-        return out;
-    }
-    // This rank's prediction of the resident run (infinite without a device).
+    // This rank's device (opened even with never: whether the CPU path's cala::gemm, which reads
+    // CALA_DEVICES too, can use it) and its prediction of the resident run (infinite without one).
     const ProcessDevice& pd = process_device();
     const char* pipe = std::getenv("CALA_SHIM_DEVICE_PIPELINE");
     const bool pipelined = grid.p() == 1 && grid.q() == 1 && !(pipe != nullptr && std::strcmp(pipe, "0") == 0);
@@ -262,8 +259,13 @@ DeviceRoute choose_route(const Grid2D& grid, Op op_a, Op op_b, const BlockCyclic
         detail::count_control();
     }
     out.same_ab = mine[2] == 0;
-    if (mine[0] > 0) {
+    out.usable = mine[0] == 0;
+    if (!out.usable) {
         out.reason = pd.dev.on_device() ? "no device on another rank of the grid" : pd.error;
+        return out;
+    }
+    if (mode == DeviceMode::Never) {
+        out.reason = "CALA_SHIM_DEVICE=never";
         return out;
     }
     if (mode == DeviceMode::Always) {

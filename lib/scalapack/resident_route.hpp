@@ -19,7 +19,8 @@
 // device (or CALA_SHIM_DEVICE_GFLOPS / CALA_SHIM_DEVICE_COPY_GBS). On a 1 x 1 grid the run is
 // pipelined (run_pipelined): A's copy, then the larger of the other copies and the product. CALA_SHIM_DEVICE=always
 // takes the device for every call the shim computes, never for none; model (the default)
-// decides by the model.
+// decides by the model. A device that cannot be opened on some rank sends the call to ScaLAPACK's
+// own: the CPU path's cala::gemm reads CALA_DEVICES as its units too and would fail there.
 
 #include <string>
 
@@ -39,12 +40,14 @@ struct DeviceRoute {
     bool same_ab = false;   ///< A and B are one local array with one layout on every rank
     bool pipelined = false; ///< a 1 x 1 grid: run_pipelined (unless CALA_SHIM_DEVICE_PIPELINE=0)
     bool asked = false;     ///< CALA_DEVICES is set (the route is worth a log note)
+    /// Every rank of the grid opened its device. When asked and not usable, the CPU path is
+    /// ScaLAPACK's own: cala::gemm would read the same CALA_DEVICES as its units and fail.
+    bool usable = false;
 };
 
 /// The route of C := alpha·op(A)·op(B) + beta·C for operands with these layouts, the same on every
-/// rank of the grid. Collective over the grid (one allreduce of two numbers) when CALA_DEVICES is
-/// set and CALA_SHIM_DEVICE is not never; local otherwise. Never throws for a device that cannot
-/// be opened (the CPU path). `same_ab`: this rank sees A and B as one local array with one
+/// rank of the grid. Collective over the grid (one allreduce of three numbers) when CALA_DEVICES
+/// is set; local otherwise. Never throws for a device that cannot be opened (not usable). `same_ab`: this rank sees A and B as one local array with one
 /// layout; the route's same_ab is true only where every rank does.
 template <class T>
 DeviceRoute choose_route(const Grid2D& grid, Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b,
