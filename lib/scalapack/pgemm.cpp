@@ -2,8 +2,10 @@
 //
 // p?gemm_ (Fortran ABI) -> m·n·k below the threshold: ScaLAPACK, nothing else (decline) -> check
 // the arguments as PBLAS does (descriptor) -> agree over the BLACS grid (context) -> route:
-// nothing | C := beta·C locally | ScaLAPACK (no cala layout) | cala::gemm on MatrixRefs over the
-// user's local arrays (gemm/ -> kernels::gemm, BLIS)
+// nothing | C := beta·C locally | ScaLAPACK (no cala layout) | with CALA_DEVICES, where the model
+// says the copies pay: the operands copied to the rank's device, cala::gemm on ResidentMatrix,
+// C copied back (resident_route.hpp) | cala::gemm on MatrixRefs over the user's local arrays
+// (gemm/ -> kernels::gemm, BLIS)
 
 #include <cctype>
 #include <complex>
@@ -22,6 +24,7 @@
 #include "scalapack/decline.hpp"
 #include "scalapack/descriptor.hpp"
 #include "scalapack/report.hpp"
+#include "scalapack/resident_route.hpp"
 #include "scalapack/view.hpp"
 
 namespace cala::scalapack {
@@ -191,13 +194,42 @@ void pgemm(const Args<T>& x) {
     if (!agreed.cached) grid = &make_grid(ctxt, comm, g, agreed);
     const MatrixRef<T> av = view(*grid, *sa, x.a), bv = view(*grid, *sb, x.b), cv = view(*grid, *sc, x.c);
     const Op op_a = nota ? Op::N : to_op(ta), op_b = notb ? Op::N : to_op(tb);
+    // On the rank's device when CALA_DEVICES names one and the model says the copies pay.
+    const bool same_ab = av.data() == bv.data() && av.ld() == bv.ld() && av.layout() == bv.layout();
+    const DeviceRoute dr = choose_route<T>(*grid, op_a, op_b, av.layout(), bv.layout(), cv.layout(), beta == T(0),
+                                           same_ab);
+    if (dr.asked) note_call(cat("where=", dr.where, ": ", dr.reason));
+    if (dr.asked && speaker) say(cat(call(), "cala: ", dr.where, ": ", dr.reason));
+    if (dr.asked && !dr.usable) {  // cala::gemm would read the same CALA_DEVICES and fail
+        if (speaker) say(cat(call(), "ScaLAPACK: a rank's device in CALA_DEVICES cannot be opened"));
+        call_scalapack(x);
+        return;
+    }
+    // The CPU path: cala::gemm on the caller's arrays (which, as everywhere in cala, also reads
+    // CALA_DEVICES as its list of units: docs/scalapack.md, "On a GPU node").
+    const auto host = [&] { gemm(op_a, op_b, alpha, av, bv, beta, cv); };
+    if (dr.resident) {
+        cala_or_scalapack(rout, g, [&] {
+            try {
+                if (dr.pipelined) run_pipelined(dr.dev, op_a, op_b, alpha, av, bv, beta, cv);
+                else run_resident(dr.dev, op_a, op_b, alpha, av, bv, beta, cv, dr.same_ab);
+            } catch (const MpiError&) {
+                throw;
+            } catch (const Error& e) {  // raised on every rank before C was written back
+                if (g.row == 0 && g.col == 0) say(cat(rout, ": resident: ", e.what(), "; the CPU path computes this call"));
+                note_call(cat("where=cpu: the resident run failed: ", e.what()));
+                host();
+            }
+        }, [&] { call_scalapack(x); });
+        return;
+    }
     if (speaker) {  // every candidate's predicted seconds, the choice and why (lib/model/plan_report.cpp)
         const GemmPlanReport rep = explain_gemm_plan(op_a, op_b, av.layout(), bv.layout(), cv.layout(), grid->order(),
                                                      GemmOptions{}, sizeof(T), is_complex_v<T>);
         say(cat(call(), "cala: ", rep.chosen.describe()));
         for (const std::string& l : rep.lines()) say(l);
     }
-    cala_or_scalapack(rout, g, [&] { gemm(op_a, op_b, alpha, av, bv, beta, cv); }, [&] { call_scalapack(x); });
+    cala_or_scalapack(rout, g, host, [&] { call_scalapack(x); });
 }
 
 // The C boundary: nothing escapes into Fortran.

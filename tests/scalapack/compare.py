@@ -23,6 +23,13 @@ tester's "LU Time" (PDGETRF, which calls PDTRSM and PDGEMM).
 environment, no -genv: cala's default, the node's cores over its ranks); --cala-threads unset,2 also
 runs cala with those settings in every round (configs cala@unset, cala@2), interleaved with the others.
 
+gemm on a GPU node: --devices 0 runs cala with CALA_DEVICES=0 (and CALA_SHIM=log: the routing line
+is printed), so that PDGEMM runs resident on the rank's GPU where the shim's model says the copies
+pay; --resident-reference build/bench/cala-bench also runs, each round, `cala-bench gemm --resident`
+on one rank at the same m, n, k and reads its in-core cuBLAS reference (one cublasDgemm on operands
+already on the GPU): the ratio printed is cala's best GFLOP/s through the ABI, copies included, over
+the median of those references (docs/scalapack.md, "On a GPU node").
+
 gemm only: --shape MxNxK multiplies rectangles (C m x n, inner dimension k) instead of n x n x n;
 --reference build/bench/cala-bench also runs, each round, `cala-bench gemm` on the same m, n, k,
 nb, grid and threads and reads its concurrent BLAS reference (every rank's local product
@@ -82,6 +89,9 @@ def main():
     ap.add_argument("--cala-threads", default="", metavar="T1,T2",
                     help="also run cala with these thread settings (as --threads: a number or unset), in every round "
                          "right after the others: config cala@T")
+    ap.add_argument("--devices", metavar="CALA_DEVICES", help="gemm: run cala with CALA_DEVICES set (the resident route)")
+    ap.add_argument("--resident-reference", metavar="CALA_BENCH",
+                    help="gemm with --devices: cala-bench, for the in-core cuBLAS reference of `gemm --resident`")
     ap.add_argument("--plain", metavar="BLIS_ARCH_TYPE", help="also run without the shim, with this BLIS_ARCH_TYPE")
     args = ap.parse_args()
     p, q = (int(x) for x in args.grid.split("x"))
@@ -91,6 +101,8 @@ def main():
         "scalapack": ["-genv", "LD_PRELOAD", os.path.abspath(args.shim), "-genv", "CALA_SCALAPACK_THRESHOLD", "1e30"],
         "cala": ["-genv", "LD_PRELOAD", os.path.abspath(args.shim), "-genv", "CALA_SCALAPACK_THRESHOLD", "0"],
     }
+    if args.devices:
+        configs["cala"] += ["-genv", "CALA_DEVICES", args.devices, "-genv", "CALA_SHIM", "log"]
     cwd = None
     if args.routine in ("trsm", "posv", "syrk", "symm", "getrf", "potrf", "geqrf"):
         prog = [args.exe, args.routine, str(args.n), str(args.nrhs), str(args.nb), str(p), str(q), str(args.runs)]
@@ -108,7 +120,7 @@ def main():
     threads_of = {name: args.threads for name in configs}
     for t in filter(None, args.cala_threads.split(",")):
         configs[f"cala@{t}"], threads_of[f"cala@{t}"] = configs["cala"], t
-    best, refs, best_gflops = {}, [], 0.0
+    best, refs, gpu_refs, best_gflops = {}, [], [], 0.0
     for r in range(args.rounds):
         for name, extra in configs.items():
             env, threads = thread_env(threads_of[name])
@@ -128,6 +140,8 @@ def main():
                     print(out)
                     return 1
                 t, gf, check = float(m.group(1)), m.group(2), m.group(3)
+            for route in re.findall(r"^cala_scalapack log: .*$", out, re.M)[:1]:
+                print(route, file=sys.stderr)
             print(f'{{"routine":"{args.routine}","round":{r},"config":"{name}","n":{args.n},"shape":"{shape}","nb":{args.nb},'
                   f'"grid":"{args.grid}","threads":{tj},"best_s":{t},"gflops":{gf},"checksum":{check}}}',
                   flush=True)
@@ -139,6 +153,10 @@ def main():
             print(f'{{"routine":"reference","round":{r},"shape":"{shape}","nb":{args.nb},"grid":"{args.grid}",'
                   f'"threads":{args.threads if args.threads.isdigit() else repr(args.threads).replace(chr(39), chr(34))},'
                   f'"reference_gflops":{refs[-1]}}}', flush=True)
+        if args.resident_reference and args.routine == "gemm":
+            gpu_refs.append(resident_reference(args, shape))
+            print(f'{{"routine":"resident_reference","round":{r},"shape":"{shape}","device":"{args.devices}",'
+                  f'"reference_gflops":{gpu_refs[-1]}}}', flush=True)
     ratio = best["scalapack"] / best["cala"]
     print(f"best ScaLAPACK {best['scalapack']:.4f} s, best cala {best['cala']:.4f} s: cala is {ratio:.2f}x "
           f"ScaLAPACK's own ({args.routine})" + (f"; without the shim {best['plain']:.4f} s" if "plain" in best else ""))
@@ -149,7 +167,27 @@ def main():
         ref = sorted(refs)[len(refs) // 2]
         print(f"concurrent BLAS reference {ref:.1f} GF/s (median of {len(refs)}): cala through the ABI at "
               f"{best_gflops:.1f} GF/s, efficiency {best_gflops / ref:.3f}")
+    if gpu_refs:
+        ref = sorted(gpu_refs)[len(gpu_refs) // 2]
+        print(f"in-core cuBLAS reference {ref:.1f} GF/s (median of {len(gpu_refs)}): cala through the ABI, copies "
+              f"included, at {best_gflops:.1f} GF/s, {best_gflops / ref:.3f} of it; "
+              f"{ratio:.1f}x ScaLAPACK on the CPU")
     return 0
+
+
+def resident_reference(args, shape):
+    """The in-core cuBLAS rate of `cala-bench gemm --resident` on one rank (one cublas?gemm of the whole
+    m x n x k on operands already on the device, median over its runs), for the device of rank 0."""
+    m, n, k = shape.split("x")
+    env, threads = thread_env(args.threads)
+    dev = (args.devices or "0").split(",")[0]
+    cmd = [args.mpiexec, "-n", "1"] + threads + [args.resident_reference, "--json", "gemm", "--resident", dev,
+                                                 "--m", m, "--n", n, "--k", k, "--runs", "1"]
+    run = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    found = re.search(r'"reference_gflops":([0-9.eE+-]+)', run.stdout)
+    if not found:
+        raise subprocess.CalledProcessError(run.returncode, cmd)
+    return float(found.group(1))
 
 
 def thread_env(threads):

@@ -1,0 +1,324 @@
+// p?gemm_ on a GPU node: the process's device, its measured rates, the route model and the
+// resident run (resident_route.hpp).
+
+#include "scalapack/resident_route.hpp"
+
+#include <dlfcn.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <complex>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "cala/gemm.hpp"
+#include "cala/model.hpp"
+#include "comm/traffic.hpp"
+#include "core/check.hpp"
+#include "device/device.hpp"
+#include "scalapack/report.hpp"
+
+namespace cala::scalapack {
+
+namespace {
+
+using detail::cat;
+
+enum class DeviceMode { Model, Always, Never };
+
+DeviceMode device_mode() {
+    static const DeviceMode m = [] {
+        const char* e = std::getenv("CALA_SHIM_DEVICE");
+        if (e == nullptr || *e == '\0' || std::strcmp(e, "model") == 0) return DeviceMode::Model;
+        if (std::strcmp(e, "always") == 0) return DeviceMode::Always;
+        if (std::strcmp(e, "never") == 0) return DeviceMode::Never;
+        say(cat("ignoring CALA_SHIM_DEVICE=", e, " (not model, always or never)"));
+        return DeviceMode::Model;
+    }();
+    return m;
+}
+
+// A positive number from the environment, or 0.
+double env_rate(const char* name) {
+    const char* e = std::getenv(name);
+    if (e == nullptr || *e == '\0') return 0;
+    char* end = nullptr;
+    const double v = std::strtod(e, &end);
+    if (end != e && v > 0) return v;
+    say(cat("ignoring ", name, "=", e, " (not a number > 0)"));
+    return 0;
+}
+
+// This process's entry of CALA_DEVICES: rank r of MPI_COMM_WORLD takes entry r mod count.
+std::string my_entry(const std::string& list) {
+    std::vector<std::string> items;
+    std::size_t s = 0;
+    for (std::size_t e; (e = list.find(',', s)) != std::string::npos; s = e + 1) items.push_back(list.substr(s, e - s));
+    items.push_back(list.substr(s));
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    return items[static_cast<std::size_t>(rank) % items.size()];
+}
+
+// libcala_cuda registers the CUDA devices when it is loaded; a plain ScaLAPACK program that
+// preloads the shim has not loaded it. Tried in order: CALA_CUDA_LIB, libcala_cuda.so beside the
+// shim (installed), in the build tree (build/cuda/ from build/lib/scalapack/), then the search
+// path. Returns what was tried when none loads.
+std::string load_cuda_library() {
+    std::vector<std::string> tries;
+    if (const char* e = std::getenv("CALA_CUDA_LIB"); e != nullptr && *e != '\0') tries.emplace_back(e);
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(&load_cuda_library), &info) != 0 && info.dli_fname != nullptr) {
+        std::string dir = info.dli_fname;
+        dir = dir.find('/') == std::string::npos ? "." : dir.substr(0, dir.rfind('/'));
+        tries.push_back(dir + "/libcala_cuda.so");
+        tries.push_back(dir + "/../../cuda/libcala_cuda.so");
+    }
+    tries.emplace_back("libcala_cuda.so");
+    std::string said;
+    for (const std::string& t : tries) {
+        if (dlopen(t.c_str(), RTLD_NOW | RTLD_GLOBAL) != nullptr) return {};
+        said += (said.empty() ? "" : ", ") + t;
+    }
+    return said;
+}
+
+// The process's device: opened on first use, kept for the life of the process. `error` says why
+// there is none (CALA_DEVICES unset, or the open failed: said once on this rank).
+struct ProcessDevice {
+    ResidentDevice dev;
+    std::string error;
+};
+
+const ProcessDevice& process_device() {
+    static const ProcessDevice d = [] {
+        ProcessDevice r;
+        const char* list = std::getenv("CALA_DEVICES");
+        if (list == nullptr || *list == '\0') {
+            r.error = "CALA_DEVICES is not set";
+            return r;
+        }
+        const std::string mine = my_entry(list);
+        try {
+            try {
+                r.dev = ResidentDevice::open(mine);
+            } catch (const Error&) {
+                if (mine == "host") throw;
+                const std::string tried = load_cuda_library();  // then once more
+                try {
+                    r.dev = ResidentDevice::open(mine);
+                } catch (const Error& e) {
+                    throw Error(tried.empty() ? std::string(e.what())
+                                              : cat(e.what(), " (libcala_cuda not found: tried ", tried, ")"));
+                }
+            }
+        } catch (const std::exception& e) {
+            int rank = 0;
+            MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+            r.error = cat("device '", mine, "' (CALA_DEVICES=", list, ", rank ", rank, ") cannot be opened: ", e.what());
+            say(r.error + "; p?gemm_ stays on the CPU path");
+        }
+        return r;
+    }();
+    return d;
+}
+
+// What the model needs of the device, per type: flop rate and host <-> device copy rate.
+struct Rates {
+    double flops_per_s = 0, bytes_per_s = 0;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Measured once per process and type: square gemms on the device, 256 and doubling until one
+// takes 20 ms (or 8192, or what the device has free), after one warm-up, the better of two at each
+// size; the copy rate from the
+// largest size's operand to and from the device (the path ResidentMatrix's copies take).
+// CALA_SHIM_DEVICE_GFLOPS and CALA_SHIM_DEVICE_COPY_GBS replace the measurement.
+template <class T>
+Rates measure_rates(device::Device& d) {
+    Rates r{env_rate("CALA_SHIM_DEVICE_GFLOPS") * 1e9, env_rate("CALA_SHIM_DEVICE_COPY_GBS") * 1e9};
+    if (r.flops_per_s > 0 && r.bytes_per_s > 0) return r;
+    const double fma = is_complex_v<T> ? 8.0 : 2.0;
+    const T one(1), zero(0);
+    double flops_rate = 0, copy_rate = 0;
+    bool warm = false;
+    for (index_t n = 256; n <= 8192; n *= 2) {
+        const std::int64_t bytes = n * n * static_cast<std::int64_t>(sizeof(T));
+        if (3 * bytes > d.budget_bytes() - d.used_bytes()) break;
+        std::vector<T> host(static_cast<std::size_t>(n * n), T(0.5));
+        void* a = d.allocate(bytes);
+        void* b = d.allocate(bytes);
+        void* c = d.allocate(bytes);
+        auto t0 = std::chrono::steady_clock::now();
+        d.copy_to_device({a, n, host.data(), n, n, n, sizeof(T)});
+        d.synchronize();
+        const double up = seconds_since(t0);
+        d.copy_to_device({b, n, host.data(), n, n, n, sizeof(T)});
+        if (!warm) d.gemm(device::scalar_of<T>(), Op::N, Op::N, n, n, n, &one, a, n, b, n, &zero, c, n), warm = true;
+        d.synchronize();
+        double t = 1e300;
+        for (int rep = 0; rep < 2; ++rep) {  // the better of two
+            t0 = std::chrono::steady_clock::now();
+            d.gemm(device::scalar_of<T>(), Op::N, Op::N, n, n, n, &one, a, n, b, n, &zero, c, n);
+            d.synchronize();
+            t = std::min(t, seconds_since(t0));
+        }
+        t0 = std::chrono::steady_clock::now();
+        d.copy_to_host({host.data(), n, c, n, n, n, sizeof(T)});
+        d.synchronize();
+        const double down = seconds_since(t0);
+        d.release(a, bytes), d.release(b, bytes), d.release(c, bytes);
+        flops_rate = fma * double(n) * double(n) * double(n) / std::max(t, 1e-9);
+        copy_rate = 2.0 * double(bytes) / std::max(up + down, 1e-9);
+        if (t >= 0.02) break;
+    }
+    if (r.flops_per_s <= 0) r.flops_per_s = flops_rate;
+    if (r.bytes_per_s <= 0) r.bytes_per_s = copy_rate;
+    return r;
+}
+
+template <class T>
+const Rates& device_rates(device::Device& d) {
+    static const Rates r = measure_rates<T>(d);
+    return r;
+}
+
+std::string secs(double s) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.3g s", s);
+    return b;
+}
+
+}  // namespace
+
+template <class T>
+DeviceRoute choose_route(const Grid2D& grid, Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b,
+                         const BlockCyclic& c, bool beta_zero, bool same_ab) {
+    DeviceRoute out;
+    out.where = "cpu";
+    const DeviceMode mode = device_mode();
+    if (std::getenv("CALA_DEVICES") == nullptr || *std::getenv("CALA_DEVICES") == '\0') {
+        out.reason = "CALA_DEVICES is not set";
+        return out;
+    }
+    out.asked = true;
+    // This rank's device (opened even with never: whether the CPU path's cala::gemm, which reads
+    // CALA_DEVICES too, can use it) and its prediction of the resident run (infinite without one).
+    const ProcessDevice& pd = process_device();
+    const char* pipe = std::getenv("CALA_SHIM_DEVICE_PIPELINE");
+    const bool pipelined = grid.p() == 1 && grid.q() == 1 && !(pipe != nullptr && std::strcmp(pipe, "0") == 0);
+    const double inf = std::numeric_limits<double>::infinity();
+    // {no device here, device seconds, A and B differ here}, the maximum over the grid
+    double mine[3] = {pd.dev.on_device() ? 0.0 : 1.0, inf, same_ab ? 0.0 : 1.0};
+    double copies = 0;
+    std::string rates;
+    if (pd.dev.on_device() && mode == DeviceMode::Model) {
+        try {
+            const Rates& rt = device_rates<T>(*pd.dev.get());
+            char buf[96];
+            std::snprintf(buf, sizeof buf, "; this rank's device %.4g GFLOP/s, copies %.4g GB/s", rt.flops_per_s / 1e9,
+                          rt.bytes_per_s / 1e9);
+            rates = buf;
+            const int row = grid.row(), col = grid.col();
+            const auto loc = [&](const BlockCyclic& l) {
+                return double(l.rows.local_size(row)) * double(l.cols.local_size(col)) * double(sizeof(T));
+            };
+            // B once more unless it is A's array (the pipelined run copies B's slices anyway)
+            const double b_bytes = same_ab && !pipelined ? 0.0 : loc(b);
+            copies = (loc(a) + b_bytes + (beta_zero ? 1.0 : 2.0) * loc(c)) / rt.bytes_per_s;
+            const Cost cost = resident_gemm_cost(op_a, op_b, a, b, c, ResidentGemmOptions{}, row, col, sizeof(T),
+                                                 is_complex_v<T>);
+            MachineModel mm = MachineModel::from_env();
+            mm.seconds_per_flop = 1.0 / rt.flops_per_s;
+            // Staged panels also pass through host memory (device -> host at the root, back after).
+            const double staged = grid.comm().size() > 1 ? double(cost.words) * double(sizeof(T)) / rt.bytes_per_s : 0;
+            const double product = predicted_seconds(cost, mm, sizeof(T)) + staged;
+            if (pipelined) {  // A first, then B's and C's slices under the products
+                const double first = loc(a) / rt.bytes_per_s;
+                mine[1] = first + std::max(copies - first, product);
+            } else {
+                mine[1] = copies + product;
+            }
+        } catch (const std::exception& e) {
+            say(cat("p?gemm_: the device model failed: ", e.what()));
+            mine[0] = 1.0;
+        }
+    } else if (pd.dev.on_device()) {
+        mine[1] = 0;
+    }
+    if (grid.comm().size() > 1) {
+        CALA_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, mine, 3, MPI_DOUBLE, MPI_MAX, grid.comm().get()));
+        detail::count_control();
+    }
+    out.same_ab = mine[2] == 0;
+    out.usable = mine[0] == 0;
+    if (!out.usable) {
+        out.reason = pd.dev.on_device() ? "no device on another rank of the grid" : pd.error;
+        return out;
+    }
+    if (mode == DeviceMode::Never) {
+        out.reason = "CALA_SHIM_DEVICE=never";
+        return out;
+    }
+    if (mode == DeviceMode::Always) {
+        out.reason = "CALA_SHIM_DEVICE=always";
+    } else {
+        double cpu = inf;
+        try {
+            cpu = plan_gemm(op_a, op_b, a, b, c, grid.order(), GemmOptions{}, sizeof(T), is_complex_v<T>)
+                      .predicted_time_s;
+        } catch (const Error&) {  // no host plan fits the memory limit: the device's
+        }
+        const std::string pred = cat("predicted device ", secs(mine[1]), " (copies ", secs(copies),
+                                     " on this rank) vs cpu ", secs(cpu));
+        if (!(mine[1] < cpu)) {
+            out.reason = pred + ": the copies do not pay" + rates;
+            return out;
+        }
+        out.reason = pred + rates;
+    }
+    out.resident = true;
+    out.dev = pd.dev;
+    out.pipelined = pipelined;
+    out.where = cat("device ", pd.dev.name(), pipelined ? " (resident, pipelined copies)" : " (resident)");
+    return out;
+}
+
+template <class T>
+void run_resident(const ResidentDevice& dev, Op op_a, Op op_b, T alpha, const MatrixRef<T>& a,
+                  const MatrixRef<T>& b, T beta, const MatrixRef<T>& c, bool same_ab) {
+    const Grid2D& grid = c.grid();
+    const auto local = [&](const MatrixRef<T>& x) {
+        return x.layout().rows.local_size(grid.row()) > 0 && x.layout().cols.local_size(grid.col()) > 0;
+    };
+    ResidentMatrix<T> ra(grid, a.layout(), dev);
+    if (local(a)) ra.from_host(a.data(), a.ld());
+    std::optional<ResidentMatrix<T>> rb;
+    if (!same_ab) {
+        rb.emplace(grid, b.layout(), dev);
+        if (local(b)) rb->from_host(b.data(), b.ld());
+    }
+    ResidentMatrix<T> rc(grid, c.layout(), dev);  // zeroed: with beta == 0 C is not read
+    if (beta != T(0) && local(c)) rc.from_host(c.data(), c.ld());
+
+    gemm(op_a, op_b, alpha, ra, same_ab ? ra : *rb, beta, rc, ResidentGemmOptions{});
+
+    if (local(c)) rc.to_host(c.data(), c.ld());
+}
+
+#define CALA_INST(T)                                                                                             \
+    template DeviceRoute choose_route<T>(const Grid2D&, Op, Op, const BlockCyclic&, const BlockCyclic&,           \
+                                         const BlockCyclic&, bool, bool);                                         \
+    template void run_resident<T>(const ResidentDevice&, Op, Op, T, const MatrixRef<T>&, const MatrixRef<T>&, T, \
+                                  const MatrixRef<T>&, bool);
+CALA_FOR_EACH_TYPE(CALA_INST)
+
+}  // namespace cala::scalapack

@@ -1,0 +1,76 @@
+#pragma once
+// p?gemm_ on a GPU node: whether a call the shim computes runs resident on the rank's device
+// (CALA_DEVICES), and the resident run itself.
+//
+// pgemm.cpp -> resident_route (this: the process's device, its measured rate, the model, one
+// allreduce over the grid) -> ResidentMatrix::from_host + cala::gemm(ResidentMatrix...) + to_host
+// (lib/resident) -> Device::gemm (CudaDevice: cuBLAS; HostDevice: BLIS)
+//
+// The device is opened once per process, on the first call that asks for it, and kept: rank r of
+// MPI_COMM_WORLD takes entry r mod count of CALA_DEVICES ("0", "0,1", "host"), as cala-bench gemm
+// --resident does. A device that cannot be opened (a bad ordinal, CUDA not built) leaves every
+// call on the CPU path, with one line on that rank.
+//
+// The model, per rank, then the maximum over the grid (the same answer on every rank):
+//   device = (A, B[, C] to the device + C back) bytes / copy rate
+//            + resident_gemm_cost (flops / device rate, words and messages / the network)
+//   cpu    = the planner's predicted seconds of cala::gemm on the caller's arrays (plan_gemm)
+// The device rate and copy rate are measured once per process and type by a short gemm on the
+// device (or CALA_SHIM_DEVICE_GFLOPS / CALA_SHIM_DEVICE_COPY_GBS). On a 1 x 1 grid the run is
+// pipelined (run_pipelined): A's copy, then the larger of the other copies and the product. CALA_SHIM_DEVICE=always
+// takes the device for every call the shim computes, never for none; model (the default)
+// decides by the model. A device that cannot be opened on some rank sends the call to ScaLAPACK's
+// own: the CPU path's cala::gemm reads CALA_DEVICES as its units too and would fail there.
+
+#include <string>
+
+#include "cala/grid.hpp"
+#include "cala/layout.hpp"
+#include "cala/matrix.hpp"
+#include "cala/resident.hpp"
+
+namespace cala::scalapack {
+
+/// Where one p?gemm_ call runs.
+struct DeviceRoute {
+    bool resident = false;  ///< on the rank's device, through ResidentMatrix
+    ResidentDevice dev;     ///< the rank's device (when resident)
+    std::string where;      ///< "device cuda:0 (resident)" or "cpu"
+    std::string reason;     ///< why, with the predicted seconds when the model decided
+    bool same_ab = false;   ///< A and B are one local array with one layout on every rank
+    bool pipelined = false; ///< a 1 x 1 grid: run_pipelined (unless CALA_SHIM_DEVICE_PIPELINE=0)
+    bool asked = false;     ///< CALA_DEVICES is set (the route is worth a log note)
+    /// Every rank of the grid opened its device. When asked and not usable, the CPU path is
+    /// ScaLAPACK's own: cala::gemm would read the same CALA_DEVICES as its units and fail.
+    bool usable = false;
+};
+
+/// The route of C := alpha·op(A)·op(B) + beta·C for operands with these layouts, the same on every
+/// rank of the grid. Collective over the grid (one allreduce of three numbers) when CALA_DEVICES
+/// is set; local otherwise. Never throws for a device that cannot be opened (not usable). `same_ab`: this rank sees A and B as one local array with one
+/// layout; the route's same_ab is true only where every rank does.
+template <class T>
+DeviceRoute choose_route(const Grid2D& grid, Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b,
+                         const BlockCyclic& c, bool beta_zero, bool same_ab);
+
+/// The resident run: A, B (once when `same_ab`: the same local array and layout) and, unless
+/// beta == 0, C copied onto `dev`; cala::gemm on them; C copied back into the caller's array.
+/// Collective over the grid. A cala::Error (raised on every rank: an allocation past the device's
+/// memory, the workspace) leaves the caller's C as it was.
+template <class T>
+void run_resident(const ResidentDevice& dev, Op op_a, Op op_b, T alpha, const MatrixRef<T>& a,
+                  const MatrixRef<T>& b, T beta, const MatrixRef<T>& c, bool same_ab);
+
+/// On a 1 x 1 grid: A copied to `dev` whole, then C in column slices (pipeline_slice wide), each
+/// slice's op(B) (and C unless beta == 0) up, its product, and C's slice down, two slices in
+/// flight, so that the copies overlap the products (resident_pipeline.cpp). Everything is
+/// allocated before C is written: a device too small throws cala::Error with C untouched. Local.
+template <class T>
+void run_pipelined(const ResidentDevice& dev, Op op_a, Op op_b, T alpha, const MatrixRef<T>& a,
+                   const MatrixRef<T>& b, T beta, const MatrixRef<T>& c);
+
+/// Width of run_pipelined's slices of C for n columns: n / 16 rounded up, at least 256
+/// (CALA_SHIM_DEVICE_SLICE, when set, instead: tests).
+index_t pipeline_slice(index_t n);
+
+}  // namespace cala::scalapack

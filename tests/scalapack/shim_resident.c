@@ -1,0 +1,203 @@
+/* p?gemm_ through the shim with CALA_DEVICES (the resident route, lib/scalapack/resident_route.hpp)
+ * against ScaLAPACK's own p?gemm_ (dlsym in libscalapack-mpich) on the same input. Linked with the
+ * shim before -lscalapack-mpich; shim_resident.py runs it with CALA_DEVICES=host and
+ * CALA_SHIM_DEVICE=always (every call resident on a HostDevice) and =never (the CPU path), and
+ * checks the log lines and that both runs print the same sums.
+ *
+ * usage: shim_resident PxQ[,PxQ...]   (grids on the first p·q processes; the others wait)
+ * For every grid: pdgemm_ and pzgemm_, every TRANSA x TRANSB in N, T, C, sizes the block size 8
+ * does not divide, submatrices at IA, JA != 1 (inside a block), beta = 0 with NaN in sub(C) (every
+ * other case) and beta != 0; and C := A·Aᵀ with B the same array as A. Checks on every process: inside sub(C) |C - C_scalapack| <= 8 (k + 2)
+ * eps (|alpha| k + |beta|) |.|max-scaled, finite; outside sub(C) bitwise as it was. Then one
+ * illegal call (TRANSA = 'X'): C untouched. Prints "case ... sum=" per case (shim_resident.py
+ * compares the two runs) and "shim_resident: all checks passed". */
+#include <dlfcn.h>
+#include <float.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void Cblacs_get(int ctxt, int what, int* val);
+void Cblacs_gridinit(int* ctxt, const char* order, int nprow, int npcol);
+void Cblacs_gridinfo(int ctxt, int* nprow, int* npcol, int* myrow, int* mycol);
+void Cblacs_gridexit(int ctxt);
+void Cblacs_exit(int not_done);
+void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* nb, const int* rsrc,
+               const int* csrc, const int* ctxt, const int* lld, int* info);
+int numroc_(const int* n, const int* nb, const int* iproc, const int* isrc, const int* nprocs);
+int indxl2g_(const int* indxloc, const int* nb, const int* iproc, const int* isrc, const int* nprocs);
+typedef void Pgemm(const char*, const char*, const int*, const int*, const int*, const double*, const double*,
+                   const int*, const int*, const int*, const double*, const int*, const int*, const int*,
+                   const double*, double*, const int*, const int*, const int*);
+Pgemm pdgemm_, pzgemm_;
+
+enum { NB = 8 };
+static const int M = 37, N = 29, K = 23;                /* op(A) M x K, op(B) K x N */
+static const int IA = 3, JA = 5, IB = 2, JB = 1, IC = 4, JC = 6; /* submatrix origins */
+static int myrow, mycol, p, q, failures, me;
+static MPI_Comm gcomm; /* the processes of the current grid */
+
+/* One distributed matrix: global gm x gn, w doubles per element, local array and descriptor. */
+typedef struct {
+    int gm, gn, mloc, nloc, desc[9];
+    double* x;
+} Mat;
+
+static Mat make(int ctxt, int gm, int gn, int w) {
+    Mat a;
+    int zero = 0, nb = NB, info;
+    a.gm = gm, a.gn = gn;
+    a.mloc = numroc_(&gm, &nb, &myrow, &zero, &p);
+    a.nloc = numroc_(&gn, &nb, &mycol, &zero, &q);
+    int lld = a.mloc > 1 ? a.mloc : 1;
+    descinit_(a.desc, &gm, &gn, &nb, &nb, &zero, &zero, &ctxt, &lld, &info);
+    a.x = malloc(((size_t)lld * (a.nloc > 0 ? a.nloc : 1) * w + 1) * sizeof(double));
+    return a;
+}
+static int gi(int il) { int l = il + 1, nb = NB, z = 0; return indxl2g_(&l, &nb, &myrow, &z, &p); } /* 1-based */
+static int gj(int jl) { int l = jl + 1, nb = NB, z = 0; return indxl2g_(&l, &nb, &mycol, &z, &q); }
+static double* at(const Mat* a, int il, int jl, int w) { return a->x + ((size_t)il + (size_t)jl * (a->desc[8])) * w; }
+static void fill(Mat* a, int w, int seed) {
+    for (int jl = 0; jl < a->nloc; ++jl)
+        for (int il = 0; il < a->mloc; ++il)
+            for (int c = 0; c < w; ++c) at(a, il, jl, w)[c] = sin(seed * 0.37 + gi(il) * 1.3 + gj(jl) * 0.7 + c);
+}
+static int inside(int i, int j, int i0, int j0, int rows, int cols) {
+    return i >= i0 && i < i0 + rows && j >= j0 && j < j0 + cols;
+}
+
+static void run_case(int ctxt, int w, char ta, char tb, int beta0, Pgemm* real, const char* grid) {
+    Pgemm* shim = w == 1 ? pdgemm_ : pzgemm_;
+    const int nota = ta == 'N', notb = tb == 'N';
+    const int ar = nota ? M : K, ac = nota ? K : M, br = notb ? K : N, bc = notb ? N : K;
+    Mat a = make(ctxt, ar + IA + 2, ac + JA, w), b = make(ctxt, br + IB, bc + JB + 3, w);
+    Mat c = make(ctxt, M + IC + 1, N + JC, w), r = make(ctxt, M + IC + 1, N + JC, w);
+    fill(&a, w, 1), fill(&b, w, 2), fill(&c, w, 3), fill(&r, w, 3);
+    const double alpha[2] = {1.25, -0.5}, beta[2] = {beta0 ? 0.0 : 0.75, beta0 ? 0.0 : 0.25};
+    if (beta0) /* sub(C): NaN for the shim, 0 for ScaLAPACK */
+        for (int jl = 0; jl < c.nloc; ++jl)
+            for (int il = 0; il < c.mloc; ++il)
+                if (inside(gi(il), gj(jl), IC, JC, M, N))
+                    for (int k = 0; k < w; ++k) at(&c, il, jl, w)[k] = NAN, at(&r, il, jl, w)[k] = 0.0;
+    double* before = malloc(((size_t)c.desc[8] * (c.nloc > 0 ? c.nloc : 1) * w + 1) * sizeof(double));
+    memcpy(before, c.x, (size_t)c.desc[8] * c.nloc * w * sizeof(double));
+    const char sa[2] = {ta, 0}, sb[2] = {tb, 0};
+
+    shim(sa, sb, &M, &N, &K, alpha, a.x, &IA, &JA, a.desc, b.x, &IB, &JB, b.desc, beta, c.x, &IC, &JC, c.desc);
+    real(sa, sb, &M, &N, &K, alpha, a.x, &IA, &JA, a.desc, b.x, &IB, &JB, b.desc, beta, r.x, &IC, &JC, r.desc);
+
+    const double tol = 8.0 * (K + 2) * DBL_EPSILON * (2.0 * K * hypot(alpha[0], alpha[1]) + 2.0 * hypot(beta[0], beta[1]));
+    double err = 0, sum = 0;
+    int bad = 0;
+    for (int jl = 0; jl < c.nloc; ++jl)
+        for (int il = 0; il < c.mloc; ++il) {
+            const int i = gi(il), j = gj(jl);
+            for (int k = 0; k < w; ++k) {
+                const double v = at(&c, il, jl, w)[k], ref = at(&r, il, jl, w)[k];
+                if (inside(i, j, IC, JC, M, N)) {
+                    if (!isfinite(v)) ++bad;
+                    else err = fmax(err, fabs(v - ref));
+                    sum += v * (1.0 + 0.001 * (i + 2 * j + k));
+                } else if (memcmp(&v, &before[&at(&c, il, jl, w)[k] - c.x], sizeof v) != 0) {
+                    ++bad;
+                }
+            }
+        }
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_SUM, gcomm);
+    MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, gcomm);
+    MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, gcomm);
+    const int ok = bad == 0 && err <= tol;
+    if (!ok) ++failures;
+    if (me == 0)
+        printf("case %s %s(%c,%c) beta%s err=%.3e tol=%.3e sum=%.17g sumtol=%.3e %s\n", grid, w == 1 ? "pdgemm" : "pzgemm",
+               ta, tb, beta0 ? "=0,C=NaN" : "!=0", err, tol, sum, tol * M * N * w * 2.0, ok ? "ok" : "FAILED");
+    free(before), free(a.x), free(b.x), free(c.x), free(r.x);
+}
+
+/* C := alpha·A·Aᵀ + beta·C with B the same array as A (same descriptor and origin): the resident
+ * route copies it once. C is M x M at (IC, JC). */
+static void same_array_case(int ctxt, const char* grid) {
+    Mat a = make(ctxt, M + IA, K + JA, 1), c = make(ctxt, M + IC, M + JC, 1), r = make(ctxt, M + IC, M + JC, 1);
+    fill(&a, 1, 4), fill(&c, 1, 5), fill(&r, 1, 5);
+    const double alpha = 0.5, beta = -1.5;
+    pdgemm_("N", "T", &M, &M, &K, &alpha, a.x, &IA, &JA, a.desc, a.x, &IA, &JA, a.desc, &beta, c.x, &IC, &JC, c.desc);
+    Pgemm* real = (Pgemm*)dlsym(dlopen("libscalapack-mpich.so.2.2", RTLD_LAZY | RTLD_NOLOAD), "pdgemm_");
+    real("N", "T", &M, &M, &K, &alpha, a.x, &IA, &JA, a.desc, a.x, &IA, &JA, a.desc, &beta, r.x, &IC, &JC, r.desc);
+    const double tol = 8.0 * (K + 2) * DBL_EPSILON * (2.0 * K * alpha + 2.0 * fabs(beta));
+    double err = 0, sum = 0;
+    for (int jl = 0; jl < c.nloc; ++jl)
+        for (int il = 0; il < c.mloc; ++il) {
+            const double v = *at(&c, il, jl, 1);
+            err = fmax(err, isfinite(v) ? fabs(v - *at(&r, il, jl, 1)) : INFINITY);
+            if (inside(gi(il), gj(jl), IC, JC, M, M)) sum += v * (1.0 + 0.001 * (gi(il) + 2 * gj(jl)));
+        }
+    MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, gcomm);
+    MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, gcomm);
+    if (!(err <= tol)) ++failures;
+    if (me == 0)
+        printf("case %s pdgemm(N,T) B=A err=%.3e tol=%.3e sum=%.17g sumtol=%.3e %s\n", grid, err, tol, sum,
+               tol * M * M * 2.0, err <= tol ? "ok" : "FAILED");
+    free(a.x), free(c.x), free(r.x);
+}
+
+/* TRANSA = 'X': info = -1 through PXERBLA, C untouched. */
+static void illegal_call(int ctxt) {
+    Mat a = make(ctxt, M, K, 1), b = make(ctxt, K, N, 1), c = make(ctxt, M, N, 1);
+    fill(&a, 1, 1), fill(&b, 1, 2), fill(&c, 1, 3);
+    const size_t len = (size_t)c.desc[8] * c.nloc;
+    double* before = malloc((len + 1) * sizeof(double));
+    memcpy(before, c.x, len * sizeof(double));
+    const double one = 1.0;
+    const int i1 = 1;
+    pdgemm_("X", "N", &M, &N, &K, &one, a.x, &i1, &i1, a.desc, b.x, &i1, &i1, b.desc, &one, c.x, &i1, &i1, c.desc);
+    int bad = memcmp(before, c.x, len * sizeof(double)) != 0;
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_SUM, gcomm);
+    if (bad) ++failures;
+    if (me == 0) printf("illegal TRANSA: C %s\n", bad ? "CHANGED (FAILED)" : "untouched");
+    free(before), free(a.x), free(b.x), free(c.x);
+}
+
+int main(int argc, char** argv) {
+    MPI_Init(&argc, &argv);
+    int np;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    void* lib = dlopen("libscalapack-mpich.so.2.2", RTLD_LAZY | RTLD_NOLOAD);
+    if (lib == NULL) lib = dlopen("libscalapack-mpich.so", RTLD_LAZY | RTLD_NOLOAD);
+    Pgemm* real_d = lib ? (Pgemm*)dlsym(lib, "pdgemm_") : NULL;
+    Pgemm* real_z = lib ? (Pgemm*)dlsym(lib, "pzgemm_") : NULL;
+    if (real_d == NULL || real_z == NULL || real_d == pdgemm_) {
+        if (me == 0) printf("shim_resident: ScaLAPACK's own pdgemm_ not found\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    char grids[256];
+    snprintf(grids, sizeof grids, "%s", argc > 1 ? argv[1] : "1x1");
+    for (char* g = strtok(grids, ","); g != NULL; g = strtok(NULL, ",")) {
+        int gp = 0, gq = 0, ctxt;
+        if (sscanf(g, "%dx%d", &gp, &gq) != 2 || gp * gq > np) MPI_Abort(MPI_COMM_WORLD, 3);
+        Cblacs_get(-1, 0, &ctxt);
+        Cblacs_gridinit(&ctxt, "Row", gp, gq);
+        myrow = -1;
+        if (me < gp * gq) Cblacs_gridinfo(ctxt, &p, &q, &myrow, &mycol);
+        MPI_Comm_split(MPI_COMM_WORLD, myrow >= 0, me, &gcomm);
+        if (myrow >= 0) {
+            const char ops[3] = {'N', 'T', 'C'};
+            int n = 0;
+            for (int w = 1; w <= 2; ++w)
+                for (int x = 0; x < 3; ++x)
+                    for (int y = 0; y < 3; ++y, ++n) run_case(ctxt, w, ops[x], ops[y], n % 2 == 0, w == 1 ? real_d : real_z, g);
+            same_array_case(ctxt, g);
+            illegal_call(ctxt);
+            Cblacs_gridexit(ctxt);
+        }
+        MPI_Comm_free(&gcomm);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (me == 0) printf(failures ? "shim_resident: FAILED\n" : "shim_resident: all checks passed\n");
+    Cblacs_exit(1);
+    MPI_Finalize();
+    return failures != 0;
+}
