@@ -184,7 +184,8 @@ std::string streamed_device(const Comm& comm, const CholeskyOptions& o) {
 template <class T>
 index_t potrf(Uplo uplo, const MatrixRef<T>& a, const CholeskyOptions& opts) {
     const Comm& comm = a.grid().comm();
-    const std::string err = detail::check_potrf(uplo, a, opts);
+    std::string err = detail::check_potrf(uplo, a, opts);
+    if (err.empty()) err = node::detail::devices_error(opts.devices, opts.max_device_bytes, "potrf");
     const std::uint64_t fp = err.empty() ? detail::potrf_fingerprint(uplo, a, opts) : 0;
     comm.agree(err, fp, "potrf");
     if (a.m() == 0) return 0;

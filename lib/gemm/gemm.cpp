@@ -135,7 +135,8 @@ void release_grid3d_cache() noexcept { grid3d_cache().clear(); }
 template <class T>
 void gemm(Op op_a, Op op_b, T alpha, const MatrixRef<T>& a, const MatrixRef<T>& b, T beta, const MatrixRef<T>& c,
           const GemmOptions& opts) {
-    const std::string err = detail::check_gemm(op_a, op_b, a, b, c, opts);
+    std::string err = detail::check_gemm(op_a, op_b, a, b, c, opts);
+    if (err.empty()) err = node::detail::devices_error(opts.devices, opts.max_device_bytes, "gemm");
     const std::uint64_t fp = err.empty() ? detail::gemm_fingerprint(op_a, op_b, alpha, a, b, beta, c, opts) : 0;
     c.grid().comm().agree(err, fp, "gemm");
 

@@ -5,11 +5,14 @@
 #include <mpi.h>
 
 #include <cstdlib>
+#include <mutex>
+#include <set>
 #include <sstream>
 
 #include "cala/node.hpp"
 #include "comm/traffic.hpp"
 #include "core/check.hpp"
+#include "device/device.hpp"
 #include "matrix/redistribute_impl.hpp"
 #include "node/runtime.hpp"
 
@@ -53,6 +56,26 @@ std::string units_error(const std::string& devices, const std::vector<double>& s
         if (!strategy.empty()) parse_strategy(strategy);
     } catch (const Error& x) {
         return std::string(what) + ": " + x.what();
+    }
+    return {};
+}
+
+std::string devices_error(const std::string& devices, std::int64_t max_device_bytes, const char* what) {
+    static std::mutex mu;
+    static std::set<std::string> opened;  // CUDA entries that opened once in this process
+    for (const std::string& e : split_list(resolve_devices(devices))) {
+        if (e == "cpu" || e == "host" || e.empty()) continue;  // no device to open (bad names: units_error)
+        {
+            std::lock_guard<std::mutex> lock(mu);
+            if (opened.count(e)) continue;
+        }
+        try {
+            device::make_devices(e, max_device_bytes);
+        } catch (const Error& x) {
+            return std::string(what) + ": " + x.what();
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        opened.insert(e);
     }
     return {};
 }

@@ -31,6 +31,13 @@ bool local_devices(const std::string& devices, std::int64_t max_device_bytes, co
 std::string units_error(const std::string& devices, const std::vector<double>& speeds, const std::string& strategy,
                         const char* what);
 
+/// "" when every CUDA device the resolved list names opens on this rank (a success is
+/// remembered for the process), else the message, starting with `what`. Local: the caller adds
+/// it to the error it agrees over its ranks before any communication, so that a device one rank
+/// cannot open is a cala::Error on every rank rather than a throw in one rank's local update
+/// while the others wait in a broadcast.
+std::string devices_error(const std::string& devices, std::int64_t max_device_bytes, const char* what);
+
 /// h folded with what every rank must pass alike: the resolved list, the speeds, the strategy.
 std::uint64_t fingerprint_units(std::uint64_t h, const std::string& devices, const std::vector<double>& speeds,
                                 const std::string& strategy);

@@ -95,3 +95,27 @@ TEST_CASE("ranks passing different scalars fail together, and the grid still wor
 
     CHECK_NOTHROW(gemm(Op::N, Op::N, 1.0, x.a.view(), x.b.view(), 1.0, x.c.view()));
 }
+
+TEST_CASE("a device that does not open fails on every rank before any message, 2D and 3D plans") {
+    // Before stop 32, a 3D plan raised the refusal in one rank's local update while the other
+    // ranks waited in a redistribution: a hang. Ordinal 4096 exists nowhere (and without
+    // libcala_cuda no ordinal opens).
+    const Comm world = Comm::borrow(MPI_COMM_WORLD);
+    const Grid2D g(world);
+    Operands x(g, 40, 36, 44);
+    const int c = world.size() == 4 ? 2 : world.size();
+    for (const Shape3D shape : {Shape3D{}, Shape3D{world.size() / c, 1, c}}) {
+        CAPTURE(shape.c);
+        GemmOptions o;
+        o.devices = "4096";
+        o.grid3d = shape;
+        if (shape.c > 0) o.variant = Variant::StationaryC;
+        reset_traffic();
+        const std::string msg = test::error_message([&] { gemm(Op::N, Op::N, 1.0, x.a.view(), x.b.view(), 1.0, x.c.view(), o); });
+        CHECK(test::all_ranks(msg.rfind("gemm: ", 0) == 0 && msg.find("4096") != std::string::npos, g));
+        CHECK(test::all_ranks(traffic().words() == 0 && traffic().msgs() == 0, g));
+        CHECK(x.untouched());
+    }
+    // The grid still works.
+    gemm(Op::N, Op::N, 1.0, x.a.view(), x.b.view(), 0.0, x.c.view());
+}
