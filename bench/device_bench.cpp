@@ -218,7 +218,8 @@ void run(DeviceArgs a) {
     nlohmann::json j = line("cala_chunked", a, t);
     const index_t tt = rep.tile;
     const device::ChunkedShape shape{(a.m + tt - 1) / tt, (a.n + tt - 1) / tt, (a.k + tt - 1) / tt, static_cast<int>(g)};
-    const device::ChunkedPlan plan{tt, rep.b, rep.c, rep.d, static_cast<int>(rep.lookahead), rep.regime};
+    const device::ChunkedPlan plan{tt, rep.b, rep.c, rep.d, static_cast<int>(rep.lookahead), rep.regime,
+                                         rep.stream_c};
     const auto model = device::model_traffic(shape, plan, false);
     j["cap_bytes"] = cap;
     j["c_bytes"] = c_bytes;

@@ -1,4 +1,4 @@
-// CudaDevice: copies in, cuBLAS, copies out on three streams, ordered per memory block by events;
+// CudaDevice: copies in, cuBLAS, copies out on three streams (potrf and trsm on a fourth), ordered per memory block by events;
 // device memory from a TileCache (LRU eviction under the cap, resident host tiles reused).
 
 #include <cublas_v2.h>
@@ -6,6 +6,7 @@
 #include <cusolverDn.h>
 
 #include <complex>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -22,7 +23,13 @@
 namespace cala::cuda {
 
 namespace {
-enum Stream { In = 0, Compute = 1, Out = 2, NStreams = 3 };
+// Panel: potrf and trsm (the factorization's critical path), so that a Cholesky's next updates,
+// which do not read the block being factored, run beside them (CALA_CUDA_PANEL_STREAM=0: on Compute).
+enum Stream { In = 0, Compute = 1, Out = 2, Panel = 3, NStreams = 4 };
+bool panel_stream_enabled() {
+    const char* e = std::getenv("CALA_CUDA_PANEL_STREAM");
+    return !(e && std::string(e) == "0");
+}
 
 /// The last use and the last write of one memory block on each stream, and peer copies (other
 /// devices) reading it. A write waits for the other streams' last uses, a read for their last
@@ -98,6 +105,18 @@ struct CudaDevice::Impl {
     int ordinal = 0;
     cudaStream_t stream[NStreams]{};
     cublasHandle_t blas = nullptr;
+    // The panel stream's own handle (a handle's workspace must not be shared by concurrent
+    // streams), made at the first potrf or trsm.
+    cublasHandle_t blas_panel = nullptr;
+    Stream panel = panel_stream_enabled() ? Panel : Compute;
+    cublasHandle_t panel_blas() {
+        if (panel == Compute) return blas;
+        if (!blas_panel) {
+            CALA_CHECK_CUBLAS(cublasCreate(&blas_panel));
+            CALA_CHECK_CUBLAS(cublasSetStream(blas_panel, stream[Panel]));
+        }
+        return blas_panel;
+    }
     cudaEvent_t chunk[2]{};  // compute-stream marks of the last two barriers
     bool chunk_recorded[2]{};
     int chunk_cur = 0;
@@ -124,15 +143,15 @@ struct CudaDevice::Impl {
     void make_solver() {
         if (solver) return;
         solver = take_solver(ordinal);
-        CALA_CHECK_CUSOLVER(cusolverDnSetStream(solver->h, stream[Compute]));
-        CALA_CHECK_CUDA(cudaMemsetAsync(solver->first_info, 0, sizeof(long long), stream[Compute]));
+        CALA_CHECK_CUSOLVER(cusolverDnSetStream(solver->h, stream[panel]));
+        CALA_CHECK_CUDA(cudaMemsetAsync(solver->first_info, 0, sizeof(long long), stream[panel]));
     }
     /// Device and host workspace of at least these sizes; growing waits for the kernels using
     /// the old one.
     void reserve_work(std::size_t dev_bytes, std::size_t host_bytes) {
         Solver& sv = *solver;
         if (dev_bytes > sv.work_bytes) {
-            CALA_CHECK_CUDA(cudaStreamSynchronize(stream[Compute]));
+            CALA_CHECK_CUDA(cudaStreamSynchronize(stream[panel]));
             if (sv.work) CALA_CHECK_CUDA(cudaFree(sv.work));
             sv.work = nullptr;
             sv.work_bytes = 0;
@@ -140,7 +159,7 @@ struct CudaDevice::Impl {
             sv.work_bytes = dev_bytes;
         }
         if (host_bytes > sv.host_work.size()) {
-            CALA_CHECK_CUDA(cudaStreamSynchronize(stream[Compute]));
+            CALA_CHECK_CUDA(cudaStreamSynchronize(stream[panel]));
             sv.host_work.resize(host_bytes);
         }
     }
@@ -326,6 +345,7 @@ CudaDevice::~CudaDevice() {
     for (auto& [id, e] : im.marks) cudaEventDestroy(e);
     im.free_solver();
     if (im.blas) cublasDestroy(im.blas);
+    if (im.blas_panel) cublasDestroy(im.blas_panel);
     for (auto s : im.stream)
         if (s) cudaStreamDestroy(s);
 }
@@ -477,7 +497,7 @@ void CudaDevice::potrf(device::Scalar s, bool lower, index_t n, void* a, index_t
     if (n == 0) return;
     im.make_solver();
     BlockSync* blk = im.sync_of(a);
-    im.order(Compute, blk);
+    im.order(im.panel, blk);
     im.pool->invalidate(a);
     const cudaDataType t = data_type(s);
     std::size_t dev_bytes = 0, host_bytes = 0;
@@ -487,9 +507,9 @@ void CudaDevice::potrf(device::Scalar s, bool lower, index_t n, void* a, index_t
     im.reserve_work(dev_bytes, host_bytes);
     CALA_CHECK_CUSOLVER(cusolverDnXpotrf(sv.h, sv.params, fill_of(lower), n, t, a, lda, t, sv.work, sv.work_bytes,
                                          host_bytes ? sv.host_work.data() : nullptr, host_bytes, sv.info));
-    keep_first_info<<<1, 1, 0, im.stream[Compute]>>>(sv.info, sv.first_info, static_cast<long long>(offset));
+    keep_first_info<<<1, 1, 0, im.stream[im.panel]>>>(sv.info, sv.first_info, static_cast<long long>(offset));
     CALA_CHECK_CUDA(cudaGetLastError());
-    im.mark(Compute, blk);
+    im.mark(im.panel, blk);
     ++im.gemms_since_barrier;
 }
 
@@ -500,9 +520,9 @@ index_t CudaDevice::take_info() {
     CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
     long long first = 0;
     CALA_CHECK_CUDA(
-        cudaMemcpyAsync(&first, im.solver->first_info, sizeof first, cudaMemcpyDeviceToHost, im.stream[Compute]));
-    CALA_CHECK_CUDA(cudaStreamSynchronize(im.stream[Compute]));
-    CALA_CHECK_CUDA(cudaMemsetAsync(im.solver->first_info, 0, sizeof(long long), im.stream[Compute]));
+        cudaMemcpyAsync(&first, im.solver->first_info, sizeof first, cudaMemcpyDeviceToHost, im.stream[im.panel]));
+    CALA_CHECK_CUDA(cudaStreamSynchronize(im.stream[im.panel]));
+    CALA_CHECK_CUDA(cudaMemsetAsync(im.solver->first_info, 0, sizeof(long long), im.stream[im.panel]));
     return static_cast<index_t>(first);
 }
 
@@ -514,8 +534,8 @@ void CudaDevice::trsm(device::Scalar s, bool left, bool lower, Op op_a, bool uni
     if (m == 0 || n == 0) return;
     BlockSync* ba = im.sync_of(a);
     BlockSync* bb = im.sync_of(b);
-    im.order(Compute, ba, false);
-    im.order(Compute, bb);
+    im.order(im.panel, ba, false);
+    im.order(im.panel, bb);
     im.pool->invalidate(b);
     const cublasSideMode_t sd = left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
     const cublasFillMode_t ul = fill_of(lower);
@@ -523,7 +543,7 @@ void CudaDevice::trsm(device::Scalar s, bool left, bool lower, Op op_a, bool uni
     const cublasOperation_t tr = op_of(real && op_a == Op::C ? Op::T : op_a);
     const cublasDiagType_t dg = unit ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
     const int mi = to_int(m, "trsm m"), ni = to_int(n, "trsm n"), la = to_int(lda, "lda"), lb = to_int(ldb, "ldb");
-    auto h = im.blas;
+    auto h = im.panel_blas();
     switch (s) {
     case device::Scalar::S:
         CALA_CHECK_CUBLAS(cublasStrsm(h, sd, ul, tr, dg, mi, ni, static_cast<const float*>(alpha),
@@ -542,8 +562,8 @@ void CudaDevice::trsm(device::Scalar s, bool left, bool lower, Op op_a, bool uni
                                       static_cast<const cuDoubleComplex*>(a), la, static_cast<cuDoubleComplex*>(b), lb));
         break;
     }
-    im.mark(Compute, ba, false);
-    im.mark(Compute, bb);
+    im.mark(im.panel, ba, false);
+    im.mark(im.panel, bb);
     ++im.gemms_since_barrier;
 }
 

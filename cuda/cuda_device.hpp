@@ -47,7 +47,7 @@ public:
     void gemm(device::Scalar s, Op op_a, Op op_b, index_t m, index_t n, index_t k, const void* alpha, const void* a,
               index_t lda, const void* b, index_t ldb, const void* beta, void* c, index_t ldc) override;
     void synchronize() override;
-    /// cusolverDnXpotrf on the compute stream (workspace kept across calls); the info stays on
+    /// cusolverDnXpotrf on the panel stream (workspace kept across calls); the info stays on
     /// the device until take_info().
     void potrf(device::Scalar s, bool lower, index_t n, void* a, index_t lda, index_t offset) override;
     index_t take_info() override;

@@ -17,7 +17,7 @@ namespace cala::cuda {
 
 namespace {
 constexpr std::size_t kSlotBytes = std::size_t{32} << 20;
-constexpr int kSlots = 6;
+constexpr int kSlots = 8;  // per direction: copies in never wait for a copy out (which waits for the GPU)
 
 // Process-wide free list of pinned slots (never freed: a CudaDevice is made per call).
 std::mutex& pool_mutex() {
@@ -85,8 +85,12 @@ struct Stager::Impl {
         bool pending = false;
         Pending p;
     };
-    Slot slot[kSlots];
-    int next = 0;
+    /// One direction's slots, reused in issue order.
+    struct Ring {
+        Slot slot[kSlots];
+        int next = 0;
+    };
+    Ring in, out;
 
     void unpack(Slot& s) {
         if (!s.pending) return;
@@ -98,9 +102,9 @@ struct Stager::Impl {
         if (s.recorded) CALA_CHECK_CUDA(cudaEventSynchronize(s.ev));
         unpack(s);
     }
-    Slot& acquire() {
-        Slot& s = slot[next];
-        next = (next + 1) % kSlots;
+    Slot& acquire(Ring& r) {
+        Slot& s = r.slot[r.next];
+        r.next = (r.next + 1) % kSlots;
         if (!s.host) {
             s.host = take_slot();
             CALA_CHECK_CUDA(cudaEventCreateWithFlags(&s.ev, cudaEventDisableTiming));
@@ -111,7 +115,7 @@ struct Stager::Impl {
     /// Pending host writes that overlap [lo, hi) land before the host reads that range.
     void settle_overlap(const char* lo, const char* hi) {
         for (int i = 0; i < kSlots; ++i)  // oldest first: overlapping writes land in issue order
-            if (Slot& s = slot[(next + i) % kSlots]; s.pending) {
+            if (Slot& s = out.slot[(out.next + i) % kSlots]; s.pending) {
                 const char* a = s.p.dst;
                 const char* b = a + s.p.ldd * static_cast<std::size_t>(s.p.cols - 1) + s.p.col_bytes;
                 if (a < hi && lo < b) settle(s);
@@ -126,10 +130,11 @@ Stager::~Stager() {
         drain();
     } catch (...) {
     }
-    for (auto& s : impl_->slot) {
-        if (s.ev) cudaEventDestroy(s.ev);
-        if (s.host) give_slot(s.host);
-    }
+    for (auto* r : {&impl_->in, &impl_->out})
+        for (auto& s : r->slot) {
+            if (s.ev) cudaEventDestroy(s.ev);
+            if (s.host) give_slot(s.host);
+        }
 }
 
 void Stager::to_device(const device::Copy2D& c, void* stream) {
@@ -144,7 +149,7 @@ void Stager::to_device(const device::Copy2D& c, void* stream) {
         impl_->settle_overlap(src, src + total);
         for (std::size_t off = 0; off < total; off += kSlotBytes) {
             const std::size_t len = std::min(kSlotBytes, total - off);
-            auto& s = impl_->acquire();
+            auto& s = impl_->acquire(impl_->in);
             copy_cols(static_cast<char*>(s.host), len, src + off, len, len, 1);
             CALA_CHECK_CUDA(cudaMemcpyAsync(dst + off, s.host, len, cudaMemcpyHostToDevice, st));
             CALA_CHECK_CUDA(cudaEventRecord(s.ev, st));
@@ -161,7 +166,7 @@ void Stager::to_device(const device::Copy2D& c, void* stream) {
     const index_t per = static_cast<index_t>(kSlotBytes / col);
     for (index_t j0 = 0; j0 < c.cols; j0 += per) {
         const index_t w = std::min(per, c.cols - j0);
-        auto& s = impl_->acquire();
+        auto& s = impl_->acquire(impl_->in);
         copy_cols(static_cast<char*>(s.host), col, src + lds * static_cast<std::size_t>(j0), lds, col, w);
         CALA_CHECK_CUDA(cudaMemcpy2DAsync(dst + ldd * static_cast<std::size_t>(j0), ldd, s.host, col, col,
                                           static_cast<std::size_t>(w), cudaMemcpyHostToDevice, st));
@@ -182,7 +187,7 @@ void Stager::to_host(const device::Copy2D& c, void* stream) {
         impl_->settle_overlap(dst, dst + total);
         for (std::size_t off = 0; off < total; off += kSlotBytes) {
             const std::size_t len = std::min(kSlotBytes, total - off);
-            auto& s = impl_->acquire();
+            auto& s = impl_->acquire(impl_->out);
             CALA_CHECK_CUDA(cudaMemcpyAsync(s.host, src + off, len, cudaMemcpyDeviceToHost, st));
             CALA_CHECK_CUDA(cudaEventRecord(s.ev, st));
             s.recorded = true;
@@ -201,7 +206,7 @@ void Stager::to_host(const device::Copy2D& c, void* stream) {
     const index_t per = static_cast<index_t>(kSlotBytes / col);
     for (index_t j0 = 0; j0 < c.cols; j0 += per) {
         const index_t w = std::min(per, c.cols - j0);
-        auto& s = impl_->acquire();
+        auto& s = impl_->acquire(impl_->out);
         CALA_CHECK_CUDA(cudaMemcpy2DAsync(s.host, col, src + lds * static_cast<std::size_t>(j0), lds, col,
                                           static_cast<std::size_t>(w), cudaMemcpyDeviceToHost, st));
         CALA_CHECK_CUDA(cudaEventRecord(s.ev, st));
@@ -212,13 +217,16 @@ void Stager::to_host(const device::Copy2D& c, void* stream) {
 }
 
 void Stager::drain() {
-    // Oldest first, so that overlapping writes land in issue order.
-    for (int i = 0; i < kSlots; ++i) impl_->settle(impl_->slot[(impl_->next + i) % kSlots]);
+    // Oldest first, so that overlapping writes land in issue order; then the copies in (their
+    // slots may go back to the pool after this).
+    for (auto* r : {&impl_->out, &impl_->in})
+        for (int i = 0; i < kSlots; ++i) impl_->settle(r->slot[(r->next + i) % kSlots]);
 }
 
 void Stager::poll() {
+    auto& r = impl_->out;
     for (int i = 0; i < kSlots; ++i) {
-        auto& s = impl_->slot[(impl_->next + i) % kSlots];
+        auto& s = r.slot[(r.next + i) % kSlots];
         if (!s.pending) continue;
         const cudaError_t rc = cudaEventQuery(s.ev);
         if (rc == cudaErrorNotReady) break;  // later ones are not done either (one stream order)

@@ -9,7 +9,7 @@
 //   to_host:    device --(cudaMemcpy2DAsync, stream)--> slot ... --(memcpy once the copy is done:
 //               when the slot is reused, when drain() runs, or when a later host read overlaps)--> host
 //
-// The slots (32 MiB each) come from a process-wide pool, allocated once (cudaHostAlloc) and
+// The slots (32 MiB each, 8 for each direction) come from a process-wide pool, allocated once (cudaHostAlloc) and
 // kept, so the per-call CudaDevice pays nothing after the first call.
 
 #include <cstddef>

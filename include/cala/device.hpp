@@ -32,6 +32,7 @@ struct DeviceTraffic {
 struct DeviceGemmReport {
     std::int64_t tile = 0, b = 0, c = 0, d = 0, lookahead = 0;
     char regime = 'c';  ///< seed equation (1): 'a', 'b' or 'c'
+    bool stream_c = false;  ///< C copied in and out under the products (DeviceGemmOptions::stream_c)
     std::vector<DeviceTraffic> devices;
 };
 
@@ -46,6 +47,9 @@ struct DeviceGemmOptions {
     index_t b = 0, c = 0, d = 0;        ///< block rows, block columns, chunk depth, in tiles
     int lookahead = -1;                 ///< l; -1: 1 when C fits the devices, 2 otherwise
     char regime = 0;                    ///< force 'a', 'b' or 'c' (must fit); 0: best that fits
+    /// C's copies under the products (regime 'a'): 1 forces it (must fit), 0 forbids it, -1: when
+    /// b, c, d are not forced and all of C fits, C in 2 x 2 blocks, d = 1, l = 3, if that fits.
+    int stream_c = -1;
     DeviceGemmReport* report = nullptr; ///< filled when not null
     /// A list naming more than one kind of unit ("cpu,0,1", "cpu,host,host": "cpu" is the host's
     /// cores reading host memory) runs on the node runtime (cala/node.hpp) instead, one static

@@ -1,7 +1,8 @@
 // The chunked engine (seed Algorithm 3 with lookahead, p = q = 1): blocks of b x c tiles of C,
 // the k loop in chunks of d tiles, C columns dealt cyclically to the devices, a barrier per chunk.
-// The inputs of chunks s+1 .. s+l are loaded before chunk s computes (prefetch); a tile another
-// device already holds is copied device-to-device.
+// The inputs of chunks s+1 .. s+l are loaded right after chunk s's products are issued (prefetch);
+// a tile another device already holds is copied device-to-device. With plan.stream_c, C's copies
+// run under the products too (chunked.hpp).
 
 #include <algorithm>
 #include <array>
@@ -149,6 +150,21 @@ void chunked_gemm(std::span<Device* const> devs, const ChunkedPlan& p, Op op_a, 
         return op_b == Op::N ? Copy2D{dst, t, b + l * t + j * t * ldb, ldb, kb, nb, es}
                              : Copy2D{dst, t, b + j * t + l * t * ldb, ldb, nb, kb, es};
     };
+    // C tile (i, j) on device g: allocated, and read from the host unless beta == 0.
+    auto c_in = [&](std::size_t g, index_t i, index_t j) {
+        const Key ck{2, i, j, 0};
+        if (e.get(g, ck)) return;
+        void* ct = e.put(g, ck);
+        if (beta != T{0}) {
+            devs[g]->copy_to_device(Copy2D{ct, t, c + i * t + j * t * ldc, ldc, rows(i, m), rows(j, n), es});
+            ++traffic[g].h2d;
+        }
+    };
+    auto c_out = [&](std::size_t g, index_t i, index_t j) {
+        const Key ck{2, i, j, 0};
+        devs[g]->copy_to_host(Copy2D{c + i * t + j * t * ldc, ldc, e.get(g, ck), t, rows(i, m), rows(j, n), es});
+        ++traffic[g].d2h;
+    };
     auto participates = [&](index_t y, int g) {
         const index_t j0 = y * p.c, j1 = std::min(j0 + p.c, nt);
         for (index_t j = j0; j < j1; ++j)
@@ -207,9 +223,45 @@ void chunked_gemm(std::span<Device* const> devs, const ChunkedPlan& p, Op op_a, 
 
     const T one{1};
     const int la = p.lookahead;
-    for (index_t s = 0; s < std::min<index_t>(la, n_chunks); ++s) load(s);
+    // Inputs are loaded la chunks ahead. A chunk's products are issued before the next inputs are
+    // packed: a device whose host copies hold the caller (staging) then computes meanwhile.
+    index_t loaded = 0;
+    auto ensure = [&](index_t upto) {
+        for (; loaded <= std::min(upto, n_chunks - 1); ++loaded) load(loaded);
+    };
+    // Streamed C: the next block's tiles brought in, and the finished blocks' tiles sent back, a
+    // share per chunk (a block has at most b·c tiles and Z chunks).
+    std::vector<std::pair<index_t, index_t>> out;
+    std::size_t out_next = 0;
+    const auto share = static_cast<std::size_t>(ceil_div(p.b * p.c, zb));
+    auto block_tiles = [&](const Chunk& ch) {
+        std::vector<std::pair<index_t, index_t>> v;
+        for (index_t j = ch.y * p.c; j < std::min((ch.y + 1) * p.c, nt); ++j)
+            for (index_t i = ch.x * p.b; i < std::min((ch.x + 1) * p.b, mt); ++i) v.emplace_back(i, j);
+        return v;
+    };
+    std::vector<std::pair<index_t, index_t>> next_c;  // the tiles of the block after chunk s's
+    std::size_t next_c_done = 0;
+    auto prefetch_c = [&](index_t s) {
+        if (chunks[s].z == 0) {  // a new block: list the next one's tiles
+            next_c = s + zb < n_chunks ? block_tiles(chunks[s + zb]) : decltype(next_c){};
+            next_c_done = 0;
+        }
+        for (std::size_t q = 0; q < share && next_c_done < next_c.size(); ++q, ++next_c_done) {
+            const auto [i, j] = next_c[next_c_done];
+            c_in(static_cast<std::size_t>(j % G), i, j);
+        }
+    };
+    auto flush = [&](std::size_t count) {
+        for (; count > 0 && out_next < out.size(); --count, ++out_next) {
+            const auto [i, j] = out[out_next];
+            const auto g = static_cast<std::size_t>(j % G);
+            c_out(g, i, j);
+            e.drop(g, Key{2, i, j, 0});
+        }
+    };
     for (index_t s = 0; s < n_chunks; ++s) {
-        if (s + la < n_chunks) load(s + la);  // prefetch l chunks ahead (s itself when l = 0)
+        ensure(s);
         const Chunk ch = chunks[s];
         const index_t i0 = ch.x * p.b, i1 = std::min(i0 + p.b, mt);
         const index_t l0 = ch.z * p.d, l1 = std::min(l0 + p.d, kt);
@@ -217,15 +269,8 @@ void chunked_gemm(std::span<Device* const> devs, const ChunkedPlan& p, Op op_a, 
         for (index_t j = j0; j < j1; ++j) {
             const auto g = static_cast<std::size_t>(j % G);
             for (index_t i = i0; i < i1; ++i) {
-                const Key ck{2, i, j, 0};
-                void* ct = e.get(g, ck);
-                if (ch.z == 0) {
-                    ct = e.put(g, ck);
-                    if (beta != T{0}) {
-                        devs[g]->copy_to_device(Copy2D{ct, t, c + i * t + j * t * ldc, ldc, rows(i, m), rows(j, n), es});
-                        ++traffic[g].h2d;
-                    }
-                }
+                if (ch.z == 0) c_in(g, i, j);  // here unless streamed ahead
+                void* ct = e.get(g, Key{2, i, j, 0});
                 for (index_t l = l0; l < l1; ++l) {
                     const void* at = e.get(g, Key{0, i, l, epoch_a(s)});
                     const void* bt = e.get(g, Key{1, l, j, epoch_b(s)});
@@ -235,24 +280,29 @@ void chunked_gemm(std::span<Device* const> devs, const ChunkedPlan& p, Op op_a, 
                 }
             }
         }
+        ensure(s + la);
+        if (p.stream_c) {
+            prefetch_c(s);
+            flush(share);
+        }
         for (auto* d : devs) d->barrier();  // the barrier that ends chunk s
         if (ch.z == zb - 1) {
-            for (index_t j = j0; j < j1; ++j) {
-                const auto g = static_cast<std::size_t>(j % G);
-                for (index_t i = i0; i < i1; ++i) {
-                    const Key ck{2, i, j, 0};
-                    devs[g]->copy_to_host(Copy2D{c + i * t + j * t * ldc, ldc, e.get(g, ck), t, rows(i, m), rows(j, n), es});
-                    ++traffic[g].d2h;
-                }
+            if (p.stream_c) {
+                for (index_t j = j0; j < j1; ++j)
+                    for (index_t i = i0; i < i1; ++i) out.emplace_back(i, j);
+            } else {
+                for (index_t j = j0; j < j1; ++j)
+                    for (index_t i = i0; i < i1; ++i) c_out(static_cast<std::size_t>(j % G), i, j);
+                for (auto* d : devs) d->barrier();
+                for (index_t j = j0; j < j1; ++j)
+                    for (index_t i = i0; i < i1; ++i) e.drop(static_cast<std::size_t>(j % G), Key{2, i, j, 0});
             }
-            for (auto* d : devs) d->barrier();
-            for (index_t j = j0; j < j1; ++j)
-                for (index_t i = i0; i < i1; ++i) e.drop(static_cast<std::size_t>(j % G), Key{2, i, j, 0});
         }
         if (p.regime != 'a') e.drop_epoch(0, s);
         if (p.regime == 'c') e.drop_epoch(1, s);
         if (p.regime == 'b' && ch.x == xb - 1 && ch.z == zb - 1) e.drop_epoch(1, ch.y);
     }
+    flush(out.size());
     for (auto* d : devs) d->synchronize();  // C is back in host memory (errors surface here)
 }
 

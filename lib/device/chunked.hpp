@@ -26,6 +26,11 @@ struct ChunkedPlan {
     index_t tile, b, c, d;
     int lookahead;
     char regime;  ///< equation (1): 'a' A and B stay resident, 'b' B stays per block column, 'c' all cycle
+    /// C streamed under the products (regime 'a' only): the next block's C tiles come in, and the
+    /// finished block's go back, ceil(b·c / Z) per chunk (the first block's come in with its
+    /// products), instead of all at once at the block's first and after its last chunk. Costs
+    /// two C blocks more than the plain order, moves the same tiles.
+    bool stream_c = false;
 };
 
 /// Tiles each device holds at most under plan (the engine's peak, exactly, for full tiles).

@@ -80,6 +80,7 @@ void device_gemm_chunked(Op op_a, Op op_b, index_t m, index_t n, index_t k, T al
     chunked_gemm<T>(raw, plan, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, rep.devices);
     rep.tile = plan.tile, rep.b = plan.b, rep.c = plan.c, rep.d = plan.d, rep.lookahead = plan.lookahead;
     rep.regime = plan.regime;
+    rep.stream_c = plan.stream_c;
     add_device_traffic(rep);
     for (std::size_t g = 0; g < raw.size(); ++g) {
         rep.devices[g].peak_bytes = raw[g]->peak_bytes();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <string>
 
 #include "device/chunked.hpp"
 
@@ -21,12 +22,40 @@ std::int64_t tiles_needed(const ChunkedShape& s, const ChunkedPlan& p) {
     const index_t l = p.lookahead;
     std::int64_t need = p.b * cg;
     switch (p.regime) {
-    case 'a': need += s.mt * s.kt + s.kt * ceil_div(s.nt, s.g); break;
+    case 'a':
+        need += s.mt * s.kt + s.kt * ceil_div(s.nt, s.g);
+        // Streamed C: the finished block until its last share goes back, and the next block,
+        // coming in a share per chunk.
+        if (p.stream_c) need += 2 * p.b * cg;
+        break;
     case 'b': need += (l + 1) * p.b * p.d + s.kt * cg + l * cg * p.d; break;
     default: need += (l + 1) * (p.b + cg) * p.d; break;
     }
     return need;
 }
+
+namespace {
+/// The streamed-C plan when the caller forces nothing that contradicts it and it fits in regime
+/// 'a': C in 2 x 2 blocks (kept whole where forced), chunks of one k tile, three chunks ahead,
+/// so that each block's copies of C run under the products of its neighbours.
+bool plan_stream(const ChunkedShape& s, std::int64_t mem, const DeviceGemmOptions& o, ChunkedPlan& p) {
+    if (o.stream_c == 0 || (o.regime && o.regime != 'a')) return false;
+    ChunkedPlan q = p;
+    q.stream_c = true, q.regime = 'a';
+    if (o.stream_c < 0) {
+        if (o.b > 0 || o.c > 0 || o.d > 0 || s.mt * ceil_div(s.nt, s.g) > mem * 3 / 4) return false;
+        q.b = ceil_div(s.mt, 2), q.c = ceil_div(s.nt, 2), q.d = 1;
+        if (q.c >= s.g && q.c < s.nt) q.c -= q.c % s.g;
+        if (o.lookahead < 0) q.lookahead = 3;
+    }
+    if (tiles_needed(s, q) > mem) {
+        if (o.stream_c > 0) throw Error("device_gemm: stream_c = 1 does not fit in the device memory");
+        return false;
+    }
+    p = q;
+    return true;
+}
+}  // namespace
 
 ChunkedPlan plan_chunked(const ChunkedShape& s, index_t tile, std::int64_t mem, const DeviceGemmOptions& o) {
     ChunkedPlan p{tile, o.b, o.c, o.d, o.lookahead, 'c'};
@@ -80,6 +109,9 @@ ChunkedPlan plan_chunked(const ChunkedShape& s, index_t tile, std::int64_t mem, 
     } else {
         p.regime = fits('a') ? 'a' : fits('b') ? 'b' : 'c';
     }
+    if (o.stream_c != 0 && o.stream_c != 1 && o.stream_c != -1)
+        throw Error("device_gemm: stream_c must be -1, 0 or 1, not " + std::to_string(o.stream_c));
+    plan_stream(s, mem, o, p);
     return p;
 }
 

@@ -113,6 +113,11 @@ index_t potrf_streamed(Device& dev, bool lower, index_t n, T* a, index_t lda, in
         dev.copy_to_device(c);
         done.h2d_elems += c.rows * c.cols;
     };
+    auto copy_out = [&](index_t j) {
+        const Copy2D back = copy_of(j, false);
+        dev.copy_to_host(back);
+        done.d2h_elems += back.rows * back.cols;
+    };
     // Blocks 0..ahead first; block j + ahead + 1 after step j's kernels are issued, so that a
     // device whose copies hold the host (CudaDevice packing pageable memory into its staging
     // slots) has the GPU computing meanwhile. The in-stream stays `ahead` blocks ahead.
@@ -143,11 +148,12 @@ index_t potrf_streamed(Device& dev, bool lower, index_t n, T* a, index_t lda, in
             else dev.trsm(s, true, false, Op::C, false, w, r - w, &one, d, w, d + w * w, w);
             ++done.device_calls;
         }
-        const Copy2D back = copy_of(j, false);
-        dev.copy_to_host(back);
-        done.d2h_elems += back.rows * back.cols;
         copy_in(j + ahead + 1);
+        // Block j - 1 goes back now that step j is issued: a device whose copies out wait for the
+        // GPU (staging slots) holds the caller there while the GPU computes step j.
+        if (j > 0) copy_out(j - 1);
     }
+    copy_out(nblk - 1);
     dev.synchronize();
     const index_t info = dev.take_info();
     if (info < 0) throw Error(cat("potrf_streamed: ", dev.name(), " reported info ", info, " (a bad argument)"));

@@ -74,7 +74,7 @@ void compare(const Inputs& in, cala::DeviceGemmOptions o, int g, double alpha, d
     const index_t t = cuda_rep.tile;
     const cala::device::ChunkedShape shape{(in.m + t - 1) / t, (in.n + t - 1) / t, (in.k + t - 1) / t, g};
     const cala::device::ChunkedPlan plan{t, cuda_rep.b, cuda_rep.c, cuda_rep.d, static_cast<int>(cuda_rep.lookahead),
-                                         cuda_rep.regime};
+                                         cuda_rep.regime, cuda_rep.stream_c};
     const auto model = cala::device::model_traffic(shape, plan, beta != 0.0);
     REQUIRE(cuda_rep.devices.size() == static_cast<std::size_t>(g));
     for (int d = 0; d < g; ++d) {

@@ -85,7 +85,8 @@ cala::DeviceGemmReport check_run(Case<T>& cs, const cala::DeviceGemmOptions& o, 
     CHECK(cs.error() < 50 * k_eps<T>(cs.k));
     const index_t t = rep.tile;
     const cala::device::ChunkedShape shape{(cs.m + t - 1) / t, (cs.n + t - 1) / t, (cs.k + t - 1) / t, g};
-    const cala::device::ChunkedPlan plan{t, rep.b, rep.c, rep.d, static_cast<int>(rep.lookahead), rep.regime};
+    const cala::device::ChunkedPlan plan{t, rep.b, rep.c, rep.d, static_cast<int>(rep.lookahead), rep.regime,
+                                         rep.stream_c};
     const auto model = cala::device::model_traffic(shape, plan, cs.beta != T{0});
     REQUIRE(rep.devices.size() == static_cast<std::size_t>(g));
     for (int d = 0; d < g; ++d) {
@@ -144,6 +145,40 @@ TEST_CASE("memory caps force regimes (a), (b), (c) and C larger than all device 
                        .lookahead = 1, .regime = 'b'},
                   g);
     }
+}
+
+TEST_CASE("C streamed under the products: chosen when C fits, forced on and off, every lookahead") {
+    // 6 x 8 tiles of C, 7 of k (tile 8): C fits a HostDevice, so the plan streams C in 2 x 2 blocks.
+    for (int g = 1; g <= 3; ++g) {
+        CAPTURE(g);
+        Case<double> cs(Op::N, Op::T, 45, 61, 53, 1.0, 0.25, 13);
+        const auto rep = check_run(cs, {.devices = hosts(g), .tile = 8}, g);
+        CHECK(rep.stream_c);
+        CHECK(rep.regime == 'a');
+        CHECK(rep.b == 3);
+        CHECK(rep.d == 1);
+        CHECK(rep.lookahead == 3);
+        Case<double> off(Op::N, Op::T, 45, 61, 53, 1.0, 0.25, 13);
+        CHECK_FALSE(check_run(off, {.devices = hosts(g), .tile = 8, .stream_c = 0}, g).stream_c);
+        CHECK(off.c == cs.c);  // the same products in the same order per tile: bitwise equal
+        for (int la = 0; la <= 4; ++la) {
+            CAPTURE(la);
+            for (double beta : {0.0, -1.5}) {
+                Case<double> f(Op::T, Op::N, 45, 61, 53, 2.0, beta, 17 + la);
+                if (beta == 0.0) std::fill(f.c.begin(), f.c.end(), std::nan(""));
+                const auto r = check_run(f, {.devices = hosts(g), .tile = 8, .b = 2, .c = 3, .d = 2, .lookahead = la,
+                                            .stream_c = 1}, g);
+                CHECK(r.stream_c);
+            }
+        }
+    }
+    // Where C does not fit, or another regime is forced, it is not chosen; forcing it there fails.
+    Case<double> small(Op::N, Op::N, 45, 61, 53, 1.0, 1.0, 19), forced_b(Op::N, Op::N, 45, 61, 53, 1.0, 1.0, 23);
+    CHECK_FALSE(check_run(small, {.devices = "host", .max_device_bytes = 30 * 64 * 8, .tile = 8}, 1).stream_c);
+    CHECK_FALSE(check_run(forced_b, {.devices = "host", .tile = 8, .regime = 'b'}, 1).stream_c);
+    CHECK_THROWS_AS(small.run({.devices = "host", .max_device_bytes = 30 * 64 * 8, .tile = 8, .stream_c = 1}),
+                    cala::Error);
+    CHECK_THROWS_AS(small.run({.devices = "host", .tile = 8, .stream_c = 2}), cala::Error);
 }
 
 TEST_CASE("forced b, c, d and lookahead 0, 1, 2; beta == 0 does not read C") {
