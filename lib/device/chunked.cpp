@@ -110,8 +110,10 @@ struct Chunk {
 template <class T>
 void chunked_gemm(std::span<Device* const> devs, const ChunkedPlan& p, Op op_a, Op op_b, index_t m, index_t n,
                   index_t k, T alpha, const T* a, index_t lda, const T* b, index_t ldb, T beta, T* c, index_t ldc,
-                  std::vector<DeviceTraffic>& traffic) {
+                  std::vector<DeviceTraffic>& traffic, ResidentC* rc) {
     const index_t t = p.tile;
+    if (rc && (rc->tile != t || rc->tiles.size() != devs.size() || p.stream_c))
+        throw Error("chunked_gemm: resident C of another tile size or device count, or a streamed-C plan");
     const int G = static_cast<int>(devs.size());
     const index_t mt = ceil_div(m, t), nt = ceil_div(n, t), kt = ceil_div(k, t);
     const index_t xb = ceil_div(mt, p.b), yb = ceil_div(nt, p.c), zb = ceil_div(kt, p.d);
@@ -150,11 +152,21 @@ void chunked_gemm(std::span<Device* const> devs, const ChunkedPlan& p, Op op_a, 
         return op_b == Op::N ? Copy2D{dst, t, b + l * t + j * t * ldb, ldb, kb, nb, es}
                              : Copy2D{dst, t, b + j * t + l * t * ldb, ldb, nb, kb, es};
     };
-    // C tile (i, j) on device g: allocated, and read from the host unless beta == 0.
+    // C tile (i, j) on device g: allocated, and read from the host unless beta == 0 (with rc: once).
+    auto c_tile = [&](std::size_t g, index_t i, index_t j) -> void* {
+        if (!rc) return e.get(g, Key{2, i, j, 0});
+        auto it = rc->tiles[g].find({i, j});
+        return it == rc->tiles[g].end() ? nullptr : it->second;
+    };
     auto c_in = [&](std::size_t g, index_t i, index_t j) {
-        const Key ck{2, i, j, 0};
-        if (e.get(g, ck)) return;
-        void* ct = e.put(g, ck);
+        if (c_tile(g, i, j)) return;
+        void* ct = nullptr;
+        if (rc) {
+            ct = devs[g]->allocate(e.bytes_);
+            rc->tiles[g].emplace(std::pair{i, j}, ct);
+        } else {
+            ct = e.put(g, Key{2, i, j, 0});
+        }
         if (beta != T{0}) {
             devs[g]->copy_to_device(Copy2D{ct, t, c + i * t + j * t * ldc, ldc, rows(i, m), rows(j, n), es});
             ++traffic[g].h2d;
@@ -269,8 +281,8 @@ void chunked_gemm(std::span<Device* const> devs, const ChunkedPlan& p, Op op_a, 
         for (index_t j = j0; j < j1; ++j) {
             const auto g = static_cast<std::size_t>(j % G);
             for (index_t i = i0; i < i1; ++i) {
-                if (ch.z == 0) c_in(g, i, j);  // here unless streamed ahead
-                void* ct = e.get(g, Key{2, i, j, 0});
+                if (ch.z == 0) c_in(g, i, j);  // here unless streamed ahead (or resident)
+                void* ct = c_tile(g, i, j);
                 for (index_t l = l0; l < l1; ++l) {
                     const void* at = e.get(g, Key{0, i, l, epoch_a(s)});
                     const void* bt = e.get(g, Key{1, l, j, epoch_b(s)});
@@ -290,7 +302,7 @@ void chunked_gemm(std::span<Device* const> devs, const ChunkedPlan& p, Op op_a, 
             if (p.stream_c) {
                 for (index_t j = j0; j < j1; ++j)
                     for (index_t i = i0; i < i1; ++i) out.emplace_back(i, j);
-            } else {
+            } else if (!rc) {
                 for (index_t j = j0; j < j1; ++j)
                     for (index_t i = i0; i < i1; ++i) c_out(static_cast<std::size_t>(j % G), i, j);
                 for (auto* d : devs) d->barrier();
@@ -308,7 +320,8 @@ void chunked_gemm(std::span<Device* const> devs, const ChunkedPlan& p, Op op_a, 
 
 #define CALA_INST(T)                                                                                            \
     template void chunked_gemm<T>(std::span<Device* const>, const ChunkedPlan&, Op, Op, index_t, index_t, index_t, \
-                                  T, const T*, index_t, const T*, index_t, T, T*, index_t, std::vector<DeviceTraffic>&);
+                                  T, const T*, index_t, const T*, index_t, T, T*, index_t, std::vector<DeviceTraffic>&, \
+                                  ResidentC*);
 CALA_FOR_EACH_TYPE(CALA_INST)
 #undef CALA_INST
 

@@ -9,6 +9,8 @@
 //   chunk (0, 0, 1): the same for k tiles 2:4, then both write their C tiles back; ...
 
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <span>
 #include <vector>
 
@@ -42,7 +44,9 @@ ChunkedPlan plan_chunked(const ChunkedShape& s, index_t tile, std::int64_t mem_t
 
 /// Tiles moved per device, from the seed's equation (1) (cases a, b, c), exact for sizes the
 /// tile or G does not divide. beta_nonzero: C is read (h2d) as well as written back.
-std::vector<DeviceTraffic> model_traffic(const ChunkedShape& s, const ChunkedPlan& p, bool beta_nonzero);
+/// c_out: C is written back (false for the updates of an accumulation but its last).
+std::vector<DeviceTraffic> model_traffic(const ChunkedShape& s, const ChunkedPlan& p, bool beta_nonzero,
+                                         bool c_out = true);
 
 /// The shape and plan device_gemm uses for an m x n x k product of elements of elem_size bytes
 /// on the devices of opts (their budgets: max_device_bytes or each device's own).
@@ -53,11 +57,20 @@ struct LocalPlan {
 LocalPlan plan_local(index_t m, index_t n, index_t k, std::size_t elem_size, const DeviceGemmOptions& opts,
                      std::span<Device* const> devs);
 
-/// Runs the plan; traffic (one entry per device) counts the tiles actually moved.
+/// C's tiles kept on the devices across chunked calls (accumulate.hpp): per device, tile (i, j)
+/// of C -> its device memory (tiles of the calls' tile size, leading dimension the tile).
+struct ResidentC {
+    index_t tile = 0;
+    std::vector<std::map<std::pair<index_t, index_t>, void*>> tiles;  ///< one map per device
+};
+
+/// Runs the plan; traffic (one entry per device) counts the tiles actually moved. With rc, C's
+/// tiles are taken from rc (and put there at their first use, read from the host unless beta ==
+/// 0) and stay there: the call neither writes C back nor frees its tiles.
 template <class T>
 void chunked_gemm(std::span<Device* const> devs, const ChunkedPlan& plan, Op op_a, Op op_b, index_t m, index_t n,
                   index_t k, T alpha, const T* a, index_t lda, const T* b, index_t ldb, T beta, T* c, index_t ldc,
-                  std::vector<DeviceTraffic>& traffic);
+                  std::vector<DeviceTraffic>& traffic, ResidentC* rc = nullptr);
 
 /// device_gemm on one kind of device (the list names no cpu unit and not host with CUDA
 /// devices): the chunked engine over the devices of opts, its traffic added to the totals.

@@ -115,14 +115,14 @@ ChunkedPlan plan_chunked(const ChunkedShape& s, index_t tile, std::int64_t mem, 
     return p;
 }
 
-std::vector<DeviceTraffic> model_traffic(const ChunkedShape& s, const ChunkedPlan& p, bool beta_nonzero) {
+std::vector<DeviceTraffic> model_traffic(const ChunkedShape& s, const ChunkedPlan& p, bool beta_nonzero, bool c_out) {
     std::vector<DeviceTraffic> t(static_cast<std::size_t>(s.g));
     const index_t x_blocks = ceil_div(s.mt, p.b), y_blocks = ceil_div(s.nt, p.c);
     for (int g = 0; g < s.g; ++g) {
         const index_t nc = cols_of(0, s.nt, s.g, g);
         auto& d = t[static_cast<std::size_t>(g)];
         d.h2d += (beta_nonzero ? s.mt * nc : 0) + (p.regime == 'c' ? x_blocks : 1) * s.kt * nc;  // C, B
-        d.d2h += s.mt * nc;
+        if (c_out) d.d2h += s.mt * nc;
         if (p.regime == 'a' && nc > 0) (g == 0 ? d.h2d : d.d2d) += s.mt * s.kt;  // A once, device 0 shares it
     }
     if (p.regime != 'a') {

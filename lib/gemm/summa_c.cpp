@@ -10,9 +10,14 @@
 //   2 x 2 grid, k-blocks 0..3, A' k-block l on column l mod 2, B' k-block l on row l mod 2:
 //   step l=0: (r,0) -> (r,1) A'(r-rows, 0);  (0,c) -> (1,c) B'(0, c-cols)
 //   step l=1: (r,1) -> (r,0) A'(r-rows, 1);  (1,c) -> (0,c) B'(1, c-cols)
+//
+// With devices, C stays on them across the groups (device/accumulate.hpp).
+
+#include <optional>
 
 #include "comm/shared.hpp"
 #include "core/workspace.hpp"
+#include "device/accumulate.hpp"
 #include "gemm/summa_common.hpp"
 #include "matrix/local_ptr.hpp"
 
@@ -288,6 +293,11 @@ void summa_c(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const MatrixR
     Buffer<T> abuf(bcast_a ? slots * m_loc * wmax : 0), bbuf(bcast_b ? slots * n_loc * wmax : 0);
     InFlight fl;
     if (plan.on_devices) fl.devices = &plan.devices;
+    // On devices (not a node's units), C stays on them from the first group to the last (one
+    // group, as on a 1 x 1 grid: one device_gemm, which streams C under the products).
+    std::optional<device::Accumulator<T>> acc;
+    if (plan.on_devices && ng > 1 && !uses_node(plan.devices.devices) && m_loc > 0 && n_loc > 0)
+        acc.emplace(m_loc, n_loc, c.data(), c.ld(), plan.devices);
 
     // An own A' block that is contiguous in the user's memory is sent and used from there, when
     // every group is one block: its GEMM is then as deep as the group's. A group of several
@@ -337,12 +347,19 @@ void summa_c(const GemmPlan& plan, T alpha, const MatrixRef<T>& a, const MatrixR
             const T* bp = p > 1 ? bbuf.data() + s * n_loc * wmax + (j0 - k0) * n_loc : local_ptr(b, kb.to_local(j0), 0);
             const index_t ldb = p > 1 ? std::max<index_t>(n_loc, 1) : b.ld();
             const Op opb = p > 1 ? Op::T : Op::N;
-            gemm_with_progress(fl, Op::N, opb, m_loc, n_loc, j1 - j0, alpha, ap, lda, bp, ldb, first ? beta : T(1),
-                               c.data(), c.ld());
+            if (acc) {
+                fl.poll();
+                acc->update(Op::N, opb, j1 - j0, alpha, ap, lda, bp, ldb, first ? beta : T(1));
+                fl.poll();
+            } else {
+                gemm_with_progress(fl, Op::N, opb, m_loc, n_loc, j1 - j0, alpha, ap, lda, bp, ldb,
+                                   first ? beta : T(1), c.data(), c.ld());
+            }
             first = false;
             l0 = l1;
         }
     }
+    if (acc) acc->finish();
 }
 
 #define CALA_INST(T)                                                                                   \

@@ -16,7 +16,7 @@
 
 #include "cala/device.hpp"
 #include "cuda_device.hpp"
-#include "device/chunked.hpp"
+#include "device/accumulate.hpp"
 
 using cala::index_t;
 using cala::Op;
@@ -133,6 +133,35 @@ TEST_CASE("lookahead 0, 1, 2 on the GPU streams; beta == 0 does not read C") {
             std::fill(in.c.begin(), in.c.end(), std::nan(""));
             compare(in, {.devices = "", .tile = 70, .b = 3, .c = 2, .d = 2, .lookahead = la, .regime = 'c'}, g, 2.0, 0.0);
         }
+}
+
+TEST_CASE("Accumulator on the GPU == on the host: C resident across updates, same tiles moved") {
+    // Three updates along k (300, 300, 123) with tile 128: C (333 x 250) stays on the GPU(s).
+    for (int g = 1; g <= 2; ++g) {
+        const Inputs in(Op::N, Op::T, 333, 250, 723, 77 + g);
+        std::vector<double> out[2];
+        cala::DeviceTraffic moved[2];
+        const char* kinds[2] = {"0", "host"};
+        for (int r = 0; r < 2; ++r) {
+            out[r] = in.c;
+            cala::reset_device_traffic();
+            cala::device::Accumulator<double> acc(in.m, in.n, out[r].data(), in.ldc, {.devices = list(kinds[r], g), .tile = 128});
+            index_t k0 = 0;
+            for (index_t w : {300, 300, 123}) {
+                acc.update(Op::N, Op::T, w, 1.25, in.a.data() + k0 * in.lda, in.lda, in.b.data() + k0 * in.ldb, in.ldb,
+                           k0 == 0 ? -0.5 : 1.0);
+                CHECK(acc.holds_c());
+                k0 += w;
+            }
+            acc.finish();
+            moved[r] = cala::device_traffic_total();
+        }
+        CAPTURE(g);
+        CHECK(rel_diff(out[0], out[1]) < 1e-12 * static_cast<double>(in.k));
+        CHECK(moved[0].h2d + moved[0].reused == moved[1].h2d);
+        CHECK(moved[0].d2h == moved[1].d2h);
+        CHECK(moved[1].d2h == 3 * 2);  // 3 x 2 tiles of C, back once
+    }
 }
 
 TEST_CASE("CudaDevice pool: resident tiles are reused, least recently released evicted, cap kept") {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cala/device.hpp"
-#include "device/chunked.hpp"
+#include "device/accumulate.hpp"
 
 using cala::index_t;
 using cala::Op;
@@ -179,6 +179,70 @@ TEST_CASE("C streamed under the products: chosen when C fits, forced on and off,
     CHECK_THROWS_AS(small.run({.devices = "host", .max_device_bytes = 30 * 64 * 8, .tile = 8, .stream_c = 1}),
                     cala::Error);
     CHECK_THROWS_AS(small.run({.devices = "host", .tile = 8, .stream_c = 2}), cala::Error);
+}
+
+TEST_CASE("Accumulator: C stays on the devices across updates, read once, written back once") {
+    // C := alpha·A·B + beta·C as three updates along k (16, 16, 9 of k = 41), tile 8.
+    for (int g = 1; g <= 3; ++g)
+        for (double beta : {0.0, -0.5}) {
+            CAPTURE(g);
+            CAPTURE(beta);
+            Case<double> cs(Op::N, Op::N, 45, 61, 41, 1.5, beta, 29 + g);
+            if (beta == 0.0) std::fill(cs.c.begin(), cs.c.end(), std::nan(""));
+            const cala::DeviceGemmOptions o{.devices = hosts(g), .tile = 8};
+            auto devs = cala::device::make_devices(o.devices, 0);
+            std::vector<cala::device::Device*> raw;
+            for (auto& d : devs) raw.push_back(d.get());
+            cala::reset_device_traffic();
+            cala::DeviceTraffic want;
+            {
+                cala::device::Accumulator<double> acc(cs.m, cs.n, cs.c.data(), cs.ldc, o);
+                index_t k0 = 0;
+                for (index_t w : {16, 16, 9}) {
+                    acc.update(Op::N, Op::N, w, cs.alpha, cs.a.data() + k0 * cs.lda, cs.lda, cs.b.data() + k0, cs.ldb,
+                               k0 == 0 ? cs.beta : 1.0);
+                    CHECK(acc.holds_c());
+                    const auto lp = cala::device::accumulate_plan(cs.m, cs.n, w, sizeof(double), o, raw);
+                    REQUIRE(lp.has_value());
+                    CHECK(lp->plan.b == 6);
+                    CHECK(lp->plan.c == 8);
+                    for (const auto& t : cala::device::model_traffic(lp->shape, lp->plan,
+                                                                     k0 == 0 && beta != 0.0, false))
+                        want.h2d += t.h2d, want.d2d += t.d2d, want.d2h += t.d2h;
+                    k0 += w;
+                }
+                acc.finish();
+                CHECK_FALSE(acc.holds_c());
+                acc.finish();  // nothing held: nothing moves
+            }
+            want.d2h += 6 * 8;  // every C tile back once
+            CHECK(cs.error() < 50 * k_eps<double>(cs.k));
+            const auto dt = cala::device_traffic_total();
+            CHECK(dt.h2d == want.h2d);
+            CHECK(dt.d2d == want.d2d);
+            CHECK(dt.d2h == want.d2h);
+        }
+    // An update with k = 0 (beta only) sends C back first and scales it on the host; a node's
+    // units are not devices.
+    Case<double> cs(Op::N, Op::N, 20, 17, 10, 1.0, 2.0, 41);
+    {
+        cala::device::Accumulator<double> acc(cs.m, cs.n, cs.c.data(), cs.ldc, {.devices = "host", .tile = 8});
+        acc.update(Op::N, Op::N, 10, 1.0, cs.a.data(), cs.lda, cs.b.data(), cs.ldb, 1.0);
+        acc.update(Op::N, Op::N, 0, 1.0, cs.a.data(), cs.lda, cs.b.data(), cs.ldb, 0.5);
+        CHECK_FALSE(acc.holds_c());
+        acc.finish();
+    }
+    // After both: 0.5 (A·B + C0), and the reference (beta 2) is A·B + 2 C0.
+    Case<double> fresh(Op::N, Op::N, 20, 17, 10, 1.0, 2.0, 41);
+    double e = 0;
+    for (index_t j = 0; j < cs.n; ++j)
+        for (index_t i = 0; i < cs.m; ++i) {
+            const auto q = static_cast<std::size_t>(i + j * cs.ldc);
+            e = std::max(e, std::abs(cs.c[q] - 0.5 * (fresh.ref[q] - fresh.c[q])));
+        }
+    CHECK(e < 1e-12);
+    CHECK_THROWS_AS(cala::device::Accumulator<double>(4, 4, cs.c.data(), cs.ldc, {.devices = "cpu,host"}),
+                    cala::Error);
 }
 
 TEST_CASE("forced b, c, d and lookahead 0, 1, 2; beta == 0 does not read C") {
