@@ -31,7 +31,8 @@ template <class T>
 std::string check_resident_potrf(Uplo uplo, const ResidentMatrix<T>& a, const ResidentPotrfOptions& o, int kind_lo,
                                  int kind_hi) {
     using detail::cat;
-    if (uplo != Uplo::Lower && uplo != Uplo::Upper) return cat("potrf: uplo is ", static_cast<int>(uplo), ", must be Lower or Upper");
+    if (uplo != Uplo::Lower && uplo != Uplo::Upper)
+        return cat("potrf: uplo is ", static_cast<int>(uplo), ", must be Lower or Upper");
     std::string e = detail::check_same_grid("potrf", "A", a.grid(), a.layout(), a.grid());
     if (!e.empty()) return e;
     if (a.m() != a.n()) return cat("potrf: A must be square, got ", a.m(), " x ", a.n());
@@ -43,7 +44,8 @@ std::string check_resident_potrf(Uplo uplo, const ResidentMatrix<T>& a, const Re
     if (o.transport < PanelTransport::Auto || o.transport > PanelTransport::Nccl)
         return cat("potrf: transport is ", static_cast<int>(o.transport), ", not a PanelTransport");
     if (kind_lo != kind_hi)
-        return cat("potrf: A lives on ", kind_name(kind_lo), " on some ranks and on ", kind_name(kind_hi), " on others");
+        return cat("potrf: A lives on ", kind_name(kind_lo), " on some ranks and on ", kind_name(kind_hi),
+                   " on others");
     if (o.transport == PanelTransport::Nccl && kind_hi != 2)
         return cat("potrf: transport Nccl needs CUDA devices; A lives on ", kind_name(kind_hi));
     if (o.transport == PanelTransport::Nccl && !detail::device_bcast_available())
@@ -86,7 +88,8 @@ bool choose_nccl(const Grid2D& g, const ResidentDevice& d, PanelTransport t, std
         for (int s = r + 1; s < size; ++s)
             if (all[2 * r] == all[2 * s] && all[2 * r + 1] == all[2 * s + 1]) {
                 reason = detail::cat("ranks ", r, " and ", s, " share CUDA device ", all[2 * r + 1],
-                                     " (NCCL refuses two ranks on one GPU): panels staged through host memory over MPI");
+                                     " (NCCL refuses two ranks on one GPU): panels staged through host memory "
+                                     "over MPI");
                 return false;
             }
     reason = "every rank has a CUDA device of its own: ncclBroadcast from device memory";

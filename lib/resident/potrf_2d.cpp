@@ -58,8 +58,8 @@ private:
     // A virtual rows x cols block from src to dst.
     void copy(T* dst, index_t ld_dst, const T* src, index_t ld_src, index_t rows, index_t cols) {
         if (rows == 0 || cols == 0) return;
-        dev_.copy_from_peer(up_ ? copy2d(dst, ld_dst, src, ld_src, cols, rows) : copy2d(dst, ld_dst, src, ld_src, rows, cols),
-                            dev_);
+        const index_t m = up_ ? cols : rows, n = up_ ? rows : cols;
+        dev_.copy_from_peer(copy2d(dst, ld_dst, src, ld_src, m, n), dev_);
     }
     // The virtual leading dimension of a packed rows x b piece.
     index_t ld_of(index_t rows, index_t b) const { return std::max<index_t>(1, up_ ? b : rows); }
@@ -95,13 +95,12 @@ private:
             if (up_) dev_.trsm(s, true, false, Op::C, false, b, nrows, &one, lp, ldl, x, a_.ld);
             else dev_.trsm(s, false, true, Op::C, false, nrows, b, &one, lp, ldl, x, a_.ld);
         }
-        cur_ = Panel{l, b, x0, nrows, in_col ? loc(x0, g_.yc(l)) : rs, in_col ? a_.ld : ld_of(nrows, b)};
+        next_ = Panel{l, b, x0, nrows, in_col ? loc(x0, g_.yc(l)) : rs, in_col ? a_.ld : ld_of(nrows, b)};
         std::vector<Piece<T>> rp;
         if (g_.row_travels(l)) {
-            if (in_col) copy(rs, ld_of(nrows, b), cur_.r, cur_.ldr, nrows, b);
+            if (in_col) copy(rs, ld_of(nrows, b), next_.r, next_.ldr, nrows, b);
             rp.push_back(piece(rs, rh, nrows * b, g_.co(l), true));
         }
-        next_ = cur_;
         mover_.post(std::move(rp));
     }
 
@@ -126,7 +125,8 @@ private:
                 if (rp == g_.r) {
                     index_t at_row = 0;
                     for (index_t j : tl) {
-                        copy(at(grp, ld, at_row, 0), ld, at(pn_.r, pn_.ldr, g_.xr(j) - pn_.x0, 0), pn_.ldr, g_.size(j), b);
+                        const T* src = at(pn_.r, pn_.ldr, g_.xr(j) - pn_.x0, 0);
+                        copy(at(grp, ld, at_row, 0), ld, src, pn_.ldr, g_.size(j), b);
                         at_row += g_.size(j);
                     }
                 }
@@ -198,7 +198,7 @@ private:
     ResPotrfGeom::Slots sl_;
     DeviceArray<T> dslot_, rslot_, cslot_;
     Buffer<T> dhost_, rhost_, chost_;
-    Panel cur_, next_, pn_;
+    Panel next_, pn_;  // the panel being built (steps 1-4), the one being applied (5, 6)
     std::vector<T*> group_;
 };
 

@@ -17,7 +17,8 @@ Cost resident_potrf_cost(Uplo uplo, const BlockCyclic& a, const ResidentPotrfOpt
     if (!detail::chol_aligned(a))
         throw Error("resident_potrf_cost: A needs square tiles aligned with the diagonal (mb == nb)");
     if (row < 0 || row >= a.p() || col < 0 || col >= a.q())
-        throw Error(cat("resident_potrf_cost: process (", row, ", ", col, ") is outside the ", a.p(), " x ", a.q(), " grid"));
+        throw Error(cat("resident_potrf_cost: process (", row, ", ", col, ") is outside the ", a.p(), " x ", a.q(),
+                        " grid"));
     const auto g = detail::res_potrf_geom(uplo == Uplo::Upper, a, row, col);
     Cost cost;
     const double fm = is_complex ? 4.0 : 1.0;
