@@ -199,15 +199,19 @@ struct ResidentPotrfOptions {
 /// @return 0 on success; k > 0 when the leading minor of order k (1-based, global) is not
 ///         positive definite: the same k on every rank, as LAPACK's info. Then A holds the
 ///         factor of the tiles before the failed one; the rest of the triangle is unspecified.
-/// @pre A square with square tiles aligned with the diagonal (mb == nb), on the same kind of
-///      memory on every rank; the slots fit the device (otherwise cala::Error on every rank, A
-///      untouched). A in host memory on every rank: cala::potrf on its host view.
+/// A layout without square tiles aligned with the diagonal (mb != nb) is redistributed on the
+/// device into nb x nb tiles and back (staged, counted in the traffic and in the model); on one
+/// rank it is factored as it is.
+/// @pre A square, on the same kind of memory on every rank; the slots (and a converted copy) fit
+///      the device (otherwise cala::Error on every rank, A untouched). A in host memory on every
+///      rank: cala::potrf on its host view.
 template <class T>
 index_t potrf(Uplo uplo, ResidentMatrix<T>& a, const ResidentPotrfOptions& opts = {});
 
 /// Exact words and messages process (row, col) moves in the resident potrf above on device
 /// memory (either transport), flops, and extra_bytes: its device slots (no host workspace but
-/// the staged transport's host copies of them). Independent of the matrix's values.
+/// the staged transport's host copies of them), with the conversion of a layout whose tiles are
+/// not square (its redistributions and the converted copy). Independent of the matrix's values.
 Cost resident_potrf_cost(Uplo uplo, const BlockCyclic& a, const ResidentPotrfOptions& opts, int row, int col,
                          std::size_t elem_size, bool is_complex);
 

@@ -36,10 +36,6 @@ std::string check_resident_potrf(Uplo uplo, const ResidentMatrix<T>& a, const Re
     std::string e = detail::check_same_grid("potrf", "A", a.grid(), a.layout(), a.grid());
     if (!e.empty()) return e;
     if (a.m() != a.n()) return cat("potrf: A must be square, got ", a.m(), " x ", a.n());
-    if (!detail::chol_aligned(a.layout()))
-        return cat("potrf: a resident A needs square tiles aligned with the diagonal (mb == nb, the same first block "
-                   "in rows and columns), got ", a.layout().rows.nb, " x ", a.layout().cols.nb,
-                   " blocks; redistribute it into such a layout first");
     if (o.lookahead < 0 || o.lookahead > 1) return cat("potrf: lookahead is ", o.lookahead, ", must be 0 or 1");
     if (o.transport < PanelTransport::Auto || o.transport > PanelTransport::Nccl)
         return cat("potrf: transport is ", static_cast<int>(o.transport), ", not a PanelTransport");
@@ -51,8 +47,10 @@ std::string check_resident_potrf(Uplo uplo, const ResidentMatrix<T>& a, const Re
     if (o.transport == PanelTransport::Nccl && !detail::device_bcast_available())
         return "potrf: transport Nccl requested but libcala_cuda was built without NCCL (or is not loaded)";
     if (a.on_device() && a.m() > 0 && a.grid().comm().size() > 1) {
-        const auto g = detail::res_potrf_geom(uplo == Uplo::Upper, a.layout(), a.grid().row(), a.grid().col());
-        const std::int64_t need = g.slots().total() * std::int64_t(sizeof(T));
+        const BlockCyclic wl = detail::res_potrf_layout(a.layout());
+        const auto g = detail::res_potrf_geom(uplo == Uplo::Upper, wl, a.grid().row(), a.grid().col());
+        const index_t work = wl == a.layout() ? 0 : wl.rows.local_size(a.grid().row()) * wl.cols.local_size(a.grid().col());
+        const std::int64_t need = (g.slots().total() + work) * std::int64_t(sizeof(T));
         const std::int64_t free = a.device().budget_bytes() - a.device().used_bytes();
         if (need > free)
             return cat("potrf: the resident factorization needs ", need, " bytes of workspace on ", a.device().name(),
@@ -141,13 +139,20 @@ index_t potrf(Uplo uplo, ResidentMatrix<T>& a, const ResidentPotrfOptions& opts)
         static bool said = false;  // one line per process
         if (!said) std::fprintf(stderr, "cala: resident potrf: %s\n", reason.c_str()), said = true;
     }
-    if (opts.report) {
-        const auto g = detail::res_potrf_geom(uplo == Uplo::Upper, a.layout(), grid.row(), grid.col());
+    // A layout without square aligned tiles: redistributed into one on the device and back (staged).
+    const BlockCyclic wl = detail::res_potrf_layout(a.layout());
+    const bool convert = !(wl == a.layout());
+    const index_t wm = wl.rows.local_size(grid.row()), wn = wl.cols.local_size(grid.col());
+    const auto g = detail::res_potrf_geom(uplo == Uplo::Upper, wl, grid.row(), grid.col());
+    if (opts.report)
         *opts.report = {nccl ? PanelTransport::Nccl : PanelTransport::Staged, reason,
-                        g.slots().total() * std::int64_t(sizeof(T))};
-    }
-    const index_t local =
-        detail::resident_potrf_2d(uplo == Uplo::Upper, detail::side_of(a), opts.lookahead, nccl, a.device().ordinal());
+                        (g.slots().total() + (convert ? wm * wn : 0)) * std::int64_t(sizeof(T))};
+    detail::DeviceArray<T> store(dev, convert ? wm * wn : 0);
+    const detail::Side<T> work = convert ? detail::Side<T>{&grid, wl, &dev, store.data(), std::max<index_t>(wm, 1)}
+                                         : detail::side_of(a);
+    if (convert) detail::redistribute_staged(Op::N, detail::side_of(a), work);
+    const index_t local = detail::resident_potrf_2d(uplo == Uplo::Upper, work, opts.lookahead, nccl, a.device().ordinal());
+    if (convert) detail::redistribute_staged(Op::N, work, detail::side_of(a));
     return agree_info(comm, local);
 }
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cala/layout.hpp"
+#include "cholesky/plan.hpp"
 
 namespace cala::detail {
 
@@ -77,6 +78,14 @@ struct ResPotrfGeom {
         return s;
     }
 };
+
+/// The layout the factorization runs on: A's own where its tiles are square and aligned with the
+/// diagonal, or on one rank (the whole matrix is one local array); else nb x nb tiles (nb: A's
+/// column block) from A's source process, A redistributed into it and back.
+inline BlockCyclic res_potrf_layout(const BlockCyclic& a) {
+    if (a.p() * a.q() == 1 || chol_aligned(a)) return a;
+    return BlockCyclic(a.m(), a.n(), a.cols.nb, a.cols.nb, a.p(), a.q(), a.rows.src, a.cols.src);
+}
 
 /// The geometry of process (row, col) for Uplo `upper` on layout a (square tiles, aligned).
 inline ResPotrfGeom res_potrf_geom(bool upper, const BlockCyclic& a, int row, int col) {

@@ -5,6 +5,7 @@
 #include "cala/resident.hpp"
 #include "cholesky/plan.hpp"
 #include "core/check.hpp"
+#include "model/costs.hpp"
 #include "resident/potrf_geom.hpp"
 
 namespace cala {
@@ -14,12 +15,11 @@ Cost resident_potrf_cost(Uplo uplo, const BlockCyclic& a, const ResidentPotrfOpt
     (void)opts;  // lookahead and transport change no message
     using detail::cat;
     if (a.m() != a.n()) throw Error(cat("resident_potrf_cost: A must be square, got ", a.m(), " x ", a.n()));
-    if (!detail::chol_aligned(a))
-        throw Error("resident_potrf_cost: A needs square tiles aligned with the diagonal (mb == nb)");
     if (row < 0 || row >= a.p() || col < 0 || col >= a.q())
         throw Error(cat("resident_potrf_cost: process (", row, ", ", col, ") is outside the ", a.p(), " x ", a.q(),
                         " grid"));
-    const auto g = detail::res_potrf_geom(uplo == Uplo::Upper, a, row, col);
+    const BlockCyclic wl = detail::res_potrf_layout(a);
+    const auto g = detail::res_potrf_geom(uplo == Uplo::Upper, wl, row, col);
     Cost cost;
     const double fm = is_complex ? 4.0 : 1.0;
     auto bcast = [&](std::int64_t w, bool root) {
@@ -50,7 +50,16 @@ Cost resident_potrf_cost(Uplo uplo, const BlockCyclic& a, const ResidentPotrfOpt
             }
         }
     }
-    cost.extra_bytes = g.slots().total() * static_cast<std::int64_t>(elem_size);
+    std::int64_t work = 0;
+    if (!(wl == a)) {  // into the working layout and back, staged (redistribute's traffic)
+        for (const auto& s : {detail::redist_summary(Op::N, a, wl, row, col), detail::redist_summary(Op::N, wl, a, row, col)}) {
+            cost.words += s.words;
+            cost.words_recv += s.recv_others;
+            cost.msgs += s.msgs;
+        }
+        work = detail::local_elems(wl, row, col);
+    }
+    cost.extra_bytes = (g.slots().total() + work) * static_cast<std::int64_t>(elem_size);
     return cost;
 }
 
