@@ -45,6 +45,7 @@
 #include "cala/cala.hpp"
 #include "commands.hpp"
 #include "common.hpp"
+#include "resident_bench.hpp"
 #include "concurrent_ref.hpp"
 #include "kernels/blas.hpp"
 #include "scalapack_ref.hpp"
@@ -64,6 +65,8 @@ struct PotrfArgs {
     int runs = 5, threads = 0, lookahead = 1, panel_threads = 0, delay = 0;
     bool plan = false, count_only = false, pin_host = false;
     std::string threads_from;  // what set the threads (JSON "threads_from")
+    std::string resident, transport = "auto";  // --resident DEV: bench/resident_potrf.cpp
+    double max_device_mb = 0;
 };
 
 void progress(const std::string& s) { cala::bench::progress("potrf", s); }
@@ -212,6 +215,13 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
     const std::uint64_t seed = fresh_seed(comm);
     DistMatrix<T> a0(grid, n, n, nb, nb), a(grid, n, n, nb, nb);
     fill_spd<T>(a0, seed);
+    if (!args.resident.empty()) {  // the matrix in device memory (bench/resident_potrf.cpp)
+        const ResidentPotrfArgs r{.spec = args.resident, .transport = args.transport, .type = args.type, .uplo = args.uplo,
+                                  .threads_from = args.threads_from, .lookahead = args.lookahead, .runs = args.runs,
+                                  .threads = args.threads, .max_device_mb = args.max_device_mb};
+        run_resident_potrf<T>(r, a0, [&](const DistMatrix<T>& f) { return probe_error<T>(uplo, a0, f, seed ^ 5); });
+        return;
+    }
 
     CholeskyOptions base{.variant = parse_variant(args.variant), .lookahead = args.lookahead, .grid3d = g3,
                          .block_size = args.block_size, .panel_threads = args.panel_threads, .devices = args.devices,
@@ -375,6 +385,26 @@ void run(const PotrfArgs& in) {
                                                  std::to_string(p * q) + " ranks, running on " + std::to_string(size));
     args.threads_from = threads_from(args.threads > 0);
     if (args.threads <= 0) args.threads = omp_get_max_threads();
+    if (!args.resident.empty()) {  // what a resident potrf does not take (bench/resident_potrf.cpp)
+        auto refuse = [](const std::string& opt, const std::string& why) {
+            throw CLI::ValidationError(opt, why + " (cala-bench potrf --resident runs the resident Cholesky: one "
+                                                  "device potrf on one rank, 2D on device tiles otherwise)");
+        };
+        if (g3.c > 0) refuse("--grid", "is " + args.grid + ": a resident potrf has no 2.5D path");
+        if (args.variant != "auto" && args.variant != "2D") refuse("--variant", "is " + args.variant + ": only 2D is resident");
+        if (!args.devices.empty()) refuse("--devices", "streams a host matrix through devices: not with --resident");
+        if (args.compare != "none") refuse("--compare", "is " + args.compare + ": the reference of --resident is the in-core potrf on one device");
+        if (args.block_size > 0) refuse("--block-size", "converts layouts: the resident potrf works on A's own nb");
+        if (args.plan || args.count_only || !args.trace.empty() || args.delay > 0 || args.panel != "shared")
+            refuse(args.plan ? "--plan" : args.count_only ? "--count-only" : !args.trace.empty() ? "--trace"
+                   : args.delay > 0 ? "--delay" : "--panel", "belongs to the host potrf: not with --resident");
+        if (args.lookahead < 0 || args.lookahead > 1) refuse("--lookahead", "is " + std::to_string(args.lookahead) + ", must be 0 or 1");
+        if (args.n <= 0) refuse("--n", "is 0: the resident bench needs a matrix with flops");
+        if (args.transport == "nccl" && args.resident.find("host") != std::string::npos)
+            refuse("--transport", "is nccl: NCCL moves CUDA device memory, not a HostDevice's (--resident " + args.resident + ")");
+    } else if (args.transport != "auto" || args.max_device_mb > 0) {
+        throw CLI::ValidationError(args.transport != "auto" ? "--transport" : "--max-device-mb", "needs --resident");
+    }
     if (!args.trace.empty() && (args.panel == "all" || args.count_only))
         throw CLI::ValidationError("--trace", "traces one timed configuration: not with --panel all or --count-only");
     if (args.type == "d") run_potrf<double>(args, p, q, g3);
@@ -410,6 +440,13 @@ void add_potrf_command(CLI::App& app) {
     cmd->add_option("--devices", args->devices,
                     "units of the local updates (CholeskyOptions::devices; empty: CALA_DEVICES); one device on one "
                     "rank ('host', '0') streams the matrix through it, against that device's in-core potrf");
+    cmd->add_option("--resident", args->resident,
+                    "the matrix in device memory ('host': a HostDevice; CUDA ordinals '0' | '0,1': rank r takes entry r "
+                    "mod count): resident cala::potrf against the in-core potrf on rank 0's device");
+    cmd->add_option("--transport", args->transport, "--resident: how panels travel")
+        ->check(CLI::IsMember({"auto", "staged", "nccl"}))->capture_default_str();
+    cmd->add_option("--max-device-mb", args->max_device_mb, "--resident: cap per rank's device, MiB (0: fit / free memory)")
+        ->check(CLI::NonNegativeNumber);
     cmd->add_flag("--pin-host", args->pin_host, "with a CUDA device: page-lock the host matrices before the runs (not timed)");
     cmd->add_option("--trace", args->trace,
                     "after the timed runs, one traced run: a Chrome/Perfetto trace of all ranks and threads to this file");

@@ -64,15 +64,6 @@ PanelTransport parse_transport(const std::string& s) {
     return s == "staged" ? PanelTransport::Staged : s == "nccl" ? PanelTransport::Nccl : PanelTransport::Auto;
 }
 
-// This rank's entry of the device list: entry rank mod count.
-std::string entry_of(const std::string& spec, int rank) {
-    std::vector<std::string> e;
-    std::size_t s = 0;
-    for (std::size_t c; (c = spec.find(',', s)) != std::string::npos; s = c + 1) e.push_back(spec.substr(s, c - s));
-    e.push_back(spec.substr(s));
-    return e[static_cast<std::size_t>(rank) % e.size()];
-}
-
 // The HostDevice's cap when none is given: the reference's whole operands, or the rank's operands
 // plus moved operands (at most A and B again) and the panel slots, whichever is more; 1 GiB at
 // least (ResidentDevice's default).
@@ -203,6 +194,14 @@ void run(const ResidentGemmArgs& args, int p, int q) {
 }
 
 }  // namespace
+
+std::string entry_of(const std::string& spec, int rank) {
+    std::vector<std::string> e;
+    std::size_t s = 0;
+    for (std::size_t c; (c = spec.find(',', s)) != std::string::npos; s = c + 1) e.push_back(spec.substr(s, c - s));
+    e.push_back(spec.substr(s));
+    return e[static_cast<std::size_t>(rank) % e.size()];
+}
 
 void run_resident_gemm(const ResidentGemmArgs& args, int p, int q) {
     if (args.type == "d") run<double>(args, p, q);

@@ -7,6 +7,11 @@
 //     device memory | MPI staged through host memory) -> Device::gemm (CudaDevice: cuBLAS;
 //     HostDevice: BLIS)
 //
+// cala::potrf(ResidentMatrix) -> checks, transport (lib/resident/potrf.cpp) -> one Device::potrf
+//     on a 1 x 1 grid | resident 2D right-looking Cholesky with lookahead (potrf_2d.cpp) -> panel
+//     transport -> Device::potrf / trsm / herk / gemm (CudaDevice: cuSOLVER, cuBLAS; HostDevice:
+//     LAPACK, BLIS)
+//
 // No CUDA type appears here: the device is cala::device::Device (lib/device/device.hpp), made
 // by name ("host", or a CUDA ordinal with libcala_cuda loaded). In CI a HostDevice stands for
 // device memory: counted host memory under a cap, reached only through the device's copies.
@@ -16,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "cala/cholesky.hpp"
 #include "cala/grid.hpp"
 #include "cala/layout.hpp"
 #include "cala/matrix.hpp"
@@ -172,5 +178,41 @@ void gemm(Op op_a, Op op_b, T alpha, const ResidentMatrix<T>& a, const ResidentM
 /// extra_bytes is the device workspace (moved operands and panel slots); no host workspace.
 Cost resident_gemm_cost(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
                         const ResidentGemmOptions& opts, int row, int col, std::size_t elem_size, bool is_complex);
+
+struct ResidentPotrfOptions {
+    /// 1: the next panel's column is updated first, and the next panel factored, solved and its
+    /// row broadcast posted before the rest of the trailing update; 0: one step at a time.
+    int lookahead = 1;
+    PanelTransport transport = PanelTransport::Auto;
+    ResidentGemmReport* report = nullptr;  ///< filled when not null (device_bytes: the slots)
+};
+
+/// Cholesky factorization of the Hermitian positive definite matrix A in device memory: A = L·Lᴴ
+/// (Lower) or A = Uᴴ·U (Upper), the factor overwriting that triangle; the other strict triangle
+/// is not touched. On a 1 x 1 grid one Device::potrf of the whole local matrix (CudaDevice:
+/// cusolverDnXpotrf); else the 2D right-looking block algorithm on A's tiles (block size nb):
+/// Device::potrf of the diagonal tile, down its process column, Device::trsm of the panel, the
+/// panel along the process rows and, transposed, down the process columns (NCCL from device
+/// memory, or MPI staged through host memory), Device::herk / gemm on the trailing triangle.
+///
+/// Collective over the grid of A; every rank passes the same uplo, layout and options.
+/// @return 0 on success; k > 0 when the leading minor of order k (1-based, global) is not
+///         positive definite: the same k on every rank, as LAPACK's info. Then A holds the
+///         factor of the tiles before the failed one; the rest of the triangle is unspecified.
+/// A layout without square tiles aligned with the diagonal (mb != nb) is redistributed on the
+/// device into nb x nb tiles and back (staged, counted in the traffic and in the model); on one
+/// rank it is factored as it is.
+/// @pre A square, on the same kind of memory on every rank; the slots (and a converted copy) fit
+///      the device (otherwise cala::Error on every rank, A untouched). A in host memory on every
+///      rank: cala::potrf on its host view.
+template <class T>
+index_t potrf(Uplo uplo, ResidentMatrix<T>& a, const ResidentPotrfOptions& opts = {});
+
+/// Exact words and messages process (row, col) moves in the resident potrf above on device
+/// memory (either transport), flops, and extra_bytes: its device slots (no host workspace but
+/// the staged transport's host copies of them), with the conversion of a layout whose tiles are
+/// not square (its redistributions and the converted copy). Independent of the matrix's values.
+Cost resident_potrf_cost(Uplo uplo, const BlockCyclic& a, const ResidentPotrfOptions& opts, int row, int col,
+                         std::size_t elem_size, bool is_complex);
 
 }  // namespace cala

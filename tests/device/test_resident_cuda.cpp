@@ -1,7 +1,8 @@
 // Resident matrices and SUMMA on CUDA devices (issue 30): one device per rank where there are
 // enough (NCCL), else ranks sharing GPUs (the staged path, NCCL's refusal avoided and said).
 // Results against the same product on HostDevice memory, traffic == resident_gemm_cost on every
-// rank, a cap exceeded on one rank fails on all. Exits 77 (meson: skipped) without a GPU.
+// rank, a cap exceeded on one rank fails on all; resident potrf (one cusolverDnXpotrf on one
+// rank, 2D on device tiles on two) against HostDevice memory and resident_potrf_cost. Exits 77 (meson: skipped) without a GPU.
 // (run as: mpiexec.mpich -n N test_resident_cuda, N in {1, 2})
 
 #define DOCTEST_CONFIG_IMPLEMENT
@@ -15,6 +16,7 @@
 
 #include "cala/resident.hpp"
 #include "cuda_device.hpp"
+#include "support/cholesky.hpp"
 #include "support/helpers.hpp"
 
 using namespace cala;
@@ -83,6 +85,57 @@ TEST_CASE_TEMPLATE("resident gemm on CUDA devices matches HostDevice memory and 
             product_case<T>(g, gpu, Op::N, Op::N, tr);
             product_case<T>(g, gpu, Op::T, Op::C, tr);
         }
+    }
+}
+
+namespace {
+
+template <class T>
+void potrf_case(const Grid2D& g, const ResidentDevice& gpu, Uplo uplo, PanelTransport transport) {
+    const index_t n = 389, nb = 64;  // nb does not divide n
+    const ResidentDevice host = ResidentDevice::open("host", std::int64_t{256} << 20);
+    std::vector<T> spd;
+    if (g.comm().rank() == 0) spd = test::make_spd(std::vector<T>(static_cast<std::size_t>(n * n)), n, 0, n, -1);
+    ResidentMatrix<T> a(g, n, n, nb, nb, gpu), a0(g, n, n, nb, nb, host);
+    scatter(spd.data(), n, a);
+    scatter(spd.data(), n, a0);
+    const index_t info0 = potrf(uplo, a0);  // the same algorithm on HostDevice memory
+    const ResidentPotrfOptions opts{.transport = transport};
+    reset_traffic();
+
+    const index_t info = potrf(uplo, a, opts);
+
+    const Traffic t = traffic();
+    const Cost model = resident_potrf_cost(uplo, a.layout(), opts, g.row(), g.col(), sizeof(T), is_complex_v<T>);
+    const auto got = gather(a), on_host = gather(a0);
+    double err = 0, gap = 0;
+    if (g.comm().rank() == 0) {
+        err = test::factor_error(spd, got, n, 0, n, uplo);
+        double hmax = 0;
+        for (index_t j = 0; j < n; ++j)
+            for (index_t i = 0; i < n; ++i)
+                if (uplo == Uplo::Lower ? i >= j : i <= j) {
+                    gap = std::max(gap, double(std::abs(got[i + j * n] - on_host[i + j * n])));
+                    hmax = std::max(hmax, double(std::abs(on_host[i + j * n])));
+                }
+        gap /= double(n) * hmax * double(eps<T>());
+    }
+    CHECK(test::all_ranks(info == 0 && info0 == 0, g));
+    CHECK(test::all_ranks(err < 30.0 && gap < 30.0, g));
+    CHECK(test::all_ranks(t.words() == model.words && t.msgs() == model.msgs, g));
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("resident potrf on CUDA devices matches HostDevice memory and the model", T, double,
+                   std::complex<float>) {
+    const Comm world = Comm::borrow(MPI_COMM_WORLD);
+    const ResidentDevice gpu = my_gpu(world);
+    for (int p = 1; p <= world.size(); ++p) {
+        if (world.size() % p) continue;
+        const Grid2D g(world, p, world.size() / p);
+        for (Uplo uplo : {Uplo::Lower, Uplo::Upper})
+            for (PanelTransport tr : {PanelTransport::Auto, PanelTransport::Staged}) potrf_case<T>(g, gpu, uplo, tr);
     }
 }
 

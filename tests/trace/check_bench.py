@@ -10,6 +10,8 @@
     `cala-bench table FILE` prints the same table;
   - gemm --resident host on 1 and 2 ranks: the probe check, words/messages/workspace == model,
     the in-core reference and efficiency; bad combinations with --resident refused, clearly;
+  - potrf --resident host on 1 and 2 ranks (1x1, 1x2 Upper, 2x1): the same checks against
+    resident_potrf_cost and the in-core potrf on rank 0's device;
   - --trace with --panel all: a clear error (CLI11's exit status for invalid arguments).
 """
 import argparse
@@ -174,6 +176,44 @@ def main():
                 {"OMP_NUM_THREADS": "1"}, d)
         check(p.returncode == 1 and "'gpu'" in p.stderr and p.stderr.count("cannot open device") == 1,
               "gemm --resident gpu: one clear error (rank 0), exit 1 on every rank")
+
+        # potrf --resident host: the resident Cholesky on HostDevice memory, 1 rank (one device potrf)
+        # and 2 ranks (2D, staged; Upper; n not a multiple of nb): the probe check, words, messages and
+        # device slots == resident_potrf_cost, the in-core reference and the ratio.
+        for ranks, grid, uplo in ((1, "1x1", "L"), (2, "1x2", "U"), (2, "2x1", "L")):
+            p = run([mpi, "-n", str(ranks), bench, "potrf", "--resident", "host", "--n", "300", "--nb", "64",
+                     "--grid", grid, "--uplo", uplo, "--threads", "1", "--runs", "1", "--json"],
+                    {"OMP_NUM_THREADS": "1"}, d)
+            what = f"potrf --resident host, {ranks} rank(s), {grid}, uplo {uplo}"
+            lines = json_lines(p.stdout)
+            check(p.returncode == 0 and len(lines) == 1 and lines[0].get("bench") == "potrf",
+                  f"{what}: exit 0, one JSON line")
+            if lines:
+                r = lines[0]
+                check(r.get("resident") == "host" and r.get("ranks") == ranks and r.get("grid") == grid and
+                      r.get("info") == 0 and r.get("reference_info") == 0, f"{what}: resident, ranks, grid, info 0")
+                check(0 <= r.get("check_error", 99) < 1, f"{what}: check_error {r.get('check_error')} < 1")
+                check(r.get("ranks_model_mismatch") == "none", f"{what}: every rank's words and messages == model")
+                for got, want in (("words_max", "words_model"), ("msgs_max", "msgs_model"),
+                                  ("words_recv_max", "words_recv_model"), ("extra_bytes_max", "extra_bytes_model")):
+                    check(got in r and r.get(got) == r.get(want), f"{what}: {got} {r.get(got)} == {want} {r.get(want)}")
+                check(r.get("words_max", 0) > 0 if ranks > 1 else r.get("words_max") == 0,
+                      f"{what}: panels travel on 2 ranks, none on 1")
+                check(r.get("reference") == "host_device_incore" and r.get("reference_gflops", 0) > 0,
+                      f"{what}: the in-core reference")
+                eff = r.get("efficiency", 0)
+                check(eff > 0 and abs(eff - r.get("gflops_median", 0) / r.get("reference_gflops", 1)) < 1e-9 * eff,
+                      f"{what}: efficiency = median rate / reference rate")
+        for bad, opt in ((["--compare", "scalapack"], "--compare"), (["--variant", "Repl"], "--variant"),
+                         (["--transport", "nccl"], "--transport"), (["--lookahead", "2"], "--lookahead")):
+            p = run([mpi, "-n", "2", bench, "potrf", "--resident", "host", "--n", "64", "--runs", "1", "--json"] + bad,
+                    {"OMP_NUM_THREADS": "1"}, d)
+            check(p.returncode not in (0, 3) and opt in p.stderr and not json_lines(p.stdout),
+                  f"potrf --resident {' '.join(bad)}: refused with a message naming {opt}")
+        p = run([mpi, "-n", "2", bench, "potrf", "--resident", "gpu", "--n", "64", "--runs", "1", "--json"],
+                {"OMP_NUM_THREADS": "1"}, d)
+        check(p.returncode == 1 and "'gpu'" in p.stderr and p.stderr.count("cannot open device") == 1,
+              "potrf --resident gpu: one clear error (rank 0), exit 1 on every rank")
 
         # --trace with several configurations is refused, clearly
         p = run([mpi, "-n", "1", bench, "potrf", "--n", "64", "--panel", "all", "--trace", os.path.join(d, "x.json")],

@@ -1,0 +1,162 @@
+// cala::potrf on a resident matrix -> checks, transport (this file) -> one Device::potrf on a
+//   1 x 1 grid | resident_potrf_2d (potrf_2d.cpp: 2D right-looking, lookahead 1) -> panel
+//   transport (NCCL | MPI staged) -> Device::potrf / trsm / herk / gemm (CudaDevice: cuSOLVER,
+//   cuBLAS; HostDevice: LAPACK, BLIS)
+
+#include <mpi.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <limits>
+
+#include "cala/resident.hpp"
+#include "cholesky/plan.hpp"
+#include "comm/traffic.hpp"
+#include "core/check.hpp"
+#include "matrix/redistribute_impl.hpp"
+#include "resident/potrf_2d.hpp"
+#include "resident/transport.hpp"
+
+namespace cala {
+
+namespace {
+
+// The kind of memory a matrix lives in, the same on every rank of a valid call.
+int kind_of(const ResidentDevice& d) { return !d.on_device() ? 0 : d.is_cuda() ? 2 : 1; }
+const char* kind_name(int k) { return k == 0 ? "host memory" : k == 1 ? "a HostDevice" : "a CUDA device"; }
+
+template <class T>
+std::string check_resident_potrf(Uplo uplo, const ResidentMatrix<T>& a, const ResidentPotrfOptions& o, int kind_lo,
+                                 int kind_hi) {
+    using detail::cat;
+    if (uplo != Uplo::Lower && uplo != Uplo::Upper)
+        return cat("potrf: uplo is ", static_cast<int>(uplo), ", must be Lower or Upper");
+    std::string e = detail::check_same_grid("potrf", "A", a.grid(), a.layout(), a.grid());
+    if (!e.empty()) return e;
+    if (a.m() != a.n()) return cat("potrf: A must be square, got ", a.m(), " x ", a.n());
+    if (o.lookahead < 0 || o.lookahead > 1) return cat("potrf: lookahead is ", o.lookahead, ", must be 0 or 1");
+    if (o.transport < PanelTransport::Auto || o.transport > PanelTransport::Nccl)
+        return cat("potrf: transport is ", static_cast<int>(o.transport), ", not a PanelTransport");
+    if (kind_lo != kind_hi)
+        return cat("potrf: A lives on ", kind_name(kind_lo), " on some ranks and on ", kind_name(kind_hi),
+                   " on others");
+    if (o.transport == PanelTransport::Nccl && kind_hi != 2)
+        return cat("potrf: transport Nccl needs CUDA devices; A lives on ", kind_name(kind_hi));
+    if (o.transport == PanelTransport::Nccl && !detail::device_bcast_available())
+        return "potrf: transport Nccl requested but libcala_cuda was built without NCCL (or is not loaded)";
+    if (a.on_device() && a.m() > 0 && a.grid().comm().size() > 1) {
+        const BlockCyclic wl = detail::res_potrf_layout(a.layout());
+        const auto g = detail::res_potrf_geom(uplo == Uplo::Upper, wl, a.grid().row(), a.grid().col());
+        const index_t work = wl == a.layout() ? 0 : wl.rows.local_size(a.grid().row()) * wl.cols.local_size(a.grid().col());
+        const std::int64_t need = (g.slots().total() + work) * std::int64_t(sizeof(T));
+        const std::int64_t free = a.device().budget_bytes() - a.device().used_bytes();
+        if (need > free)
+            return cat("potrf: the resident factorization needs ", need, " bytes of workspace on ", a.device().name(),
+                       " (rank ", a.grid().comm().rank(), ") but only ", free, " of its ", a.device().budget_bytes(),
+                       " bytes are free");
+    }
+    return {};
+}
+
+// As the resident gemm's choice (lib/resident/gemm.cpp): NCCL where every rank has a CUDA device
+// of its own and libcala_cuda has NCCL; the same answer on every rank (one allgather).
+bool choose_nccl(const Grid2D& g, const ResidentDevice& d, PanelTransport t, std::string& reason) {
+    const int size = g.comm().size();
+    if (!d.is_cuda()) {
+        reason = "A on a HostDevice: panels staged through host memory over MPI";
+        return false;
+    }
+    if (t == PanelTransport::Staged) {
+        reason = "transport Staged requested";
+        return false;
+    }
+    if (!detail::device_bcast_available()) {
+        reason = "libcala_cuda has no NCCL: panels staged through host memory over MPI";
+        return false;
+    }
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    const std::uint64_t mine[2] = {std::hash<std::string>{}(host), static_cast<std::uint64_t>(d.ordinal())};
+    std::vector<std::uint64_t> all(2 * static_cast<std::size_t>(size));
+    CALA_CHECK_MPI(MPI_Allgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, g.comm().get()));
+    detail::count_control();
+    for (int r = 0; r < size; ++r)
+        for (int s = r + 1; s < size; ++s)
+            if (all[2 * r] == all[2 * s] && all[2 * r + 1] == all[2 * s + 1]) {
+                reason = detail::cat("ranks ", r, " and ", s, " share CUDA device ", all[2 * r + 1],
+                                     " (NCCL refuses two ranks on one GPU): panels staged through host memory "
+                                     "over MPI");
+                return false;
+            }
+    reason = "every rank has a CUDA device of its own: ncclBroadcast from device memory";
+    return true;
+}
+
+// The first failed minor over all ranks (0: none). Control traffic, like argument agreement.
+index_t agree_info(const Comm& comm, index_t local) {
+    std::int64_t v = local > 0 ? local : std::numeric_limits<std::int64_t>::max(), out = 0;
+    CALA_CHECK_MPI(MPI_Allreduce(&v, &out, 1, MPI_INT64_T, MPI_MIN, comm.get()));
+    if (comm.size() > 1) detail::count_control();
+    return out == std::numeric_limits<std::int64_t>::max() ? 0 : out;
+}
+
+}  // namespace
+
+template <class T>
+index_t potrf(Uplo uplo, ResidentMatrix<T>& a, const ResidentPotrfOptions& opts) {
+    const Grid2D& grid = a.grid();
+    const Comm& comm = grid.comm();
+    int kinds[2] = {kind_of(a.device()), -kind_of(a.device())};
+    if (comm.size() > 1) {
+        CALA_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, kinds, 2, MPI_INT, MPI_MAX, comm.get()));
+        detail::count_control();
+    }
+    const std::string err = check_resident_potrf(uplo, a, opts, -kinds[1], kinds[0]);
+    std::uint64_t fp = 0;
+    if (err.empty()) {
+        const std::int64_t v[3] = {static_cast<int>(uplo), opts.lookahead, static_cast<int>(opts.transport)};
+        fp = detail::fingerprint(detail::fingerprint(1469598103934665603ull, v, sizeof v), a.layout());
+    }
+    comm.agree(err, fp, "potrf");
+
+    if (!a.on_device()) return potrf(uplo, a.host_view());  // host memory: the host algorithm
+    if (a.m() == 0) return 0;
+    device::Device& dev = *a.device().get();
+    if (comm.size() == 1) {  // the whole matrix is local: one device potrf (cuSOLVER's in-core rate)
+        dev.potrf(device::scalar_of<T>(), uplo == Uplo::Lower, a.n(), a.data(), a.ld(), 0);
+        const index_t info = dev.take_info();
+        dev.synchronize();
+        if (opts.report) *opts.report = {PanelTransport::Staged, "one rank: nothing travels", 0};
+        return info;
+    }
+    std::string reason;
+    const bool nccl = choose_nccl(grid, a.device(), opts.transport, reason);
+    if (!nccl && opts.transport == PanelTransport::Nccl)
+        throw Error("potrf: transport Nccl requested but NCCL cannot serve: " + reason);
+    if (!nccl && a.device().is_cuda() && comm.rank() == 0 && std::getenv("CALA_RESIDENT_QUIET") == nullptr) {
+        static bool said = false;  // one line per process
+        if (!said) std::fprintf(stderr, "cala: resident potrf: %s\n", reason.c_str()), said = true;
+    }
+    // A layout without square aligned tiles: redistributed into one on the device and back (staged).
+    const BlockCyclic wl = detail::res_potrf_layout(a.layout());
+    const bool convert = !(wl == a.layout());
+    const index_t wm = wl.rows.local_size(grid.row()), wn = wl.cols.local_size(grid.col());
+    const auto g = detail::res_potrf_geom(uplo == Uplo::Upper, wl, grid.row(), grid.col());
+    if (opts.report)
+        *opts.report = {nccl ? PanelTransport::Nccl : PanelTransport::Staged, reason,
+                        (g.slots().total() + (convert ? wm * wn : 0)) * std::int64_t(sizeof(T))};
+    detail::DeviceArray<T> store(dev, convert ? wm * wn : 0);
+    const detail::Side<T> work = convert ? detail::Side<T>{&grid, wl, &dev, store.data(), std::max<index_t>(wm, 1)}
+                                         : detail::side_of(a);
+    if (convert) detail::redistribute_staged(Op::N, detail::side_of(a), work);
+    const index_t local = detail::resident_potrf_2d(uplo == Uplo::Upper, work, opts.lookahead, nccl, a.device().ordinal());
+    if (convert) detail::redistribute_staged(Op::N, work, detail::side_of(a));
+    return agree_info(comm, local);
+}
+
+#define CALA_INST(T) template index_t potrf<T>(Uplo, ResidentMatrix<T>&, const ResidentPotrfOptions&);
+CALA_FOR_EACH_TYPE(CALA_INST)
+
+}  // namespace cala
