@@ -1,13 +1,16 @@
 // cala::potrf -> planner (model.cpp) -> make_chol_plan -> [conversion] -> potrf_engine -> [back]
 //              -> (1 x 1 grid, one device) potrf_streamed (lib/device/): the triangle on the device
+//              -> (more ranks, one device) the local arrays to it, potrf(ResidentMatrix) (lib/resident/)
 
 #include <mpi.h>
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 
 #include "cala/cholesky.hpp"
 #include "cala/grid3d.hpp"
+#include "cala/resident.hpp"
 #include "cholesky/engine.hpp"
 #include "cholesky/plan.hpp"
 #include "cholesky/planner.hpp"
@@ -178,6 +181,34 @@ std::string streamed_device(const Comm& comm, const CholeskyOptions& o) {
     return items.size() == 1 && items.front() != "cpu" ? items.front() : std::string{};
 }
 
+// More than one rank and one device named (not "cpu", not a list): every rank's local array goes
+// to that device, the resident Cholesky (lib/resident: NCCL or MPI-staged panels, cuSOLVER /
+// cuBLAS on the tiles) factors it there, and it comes back. -1 where the device cannot hold the
+// local array and the resident algorithm's slots (a cala::Error on every rank, A untouched): the
+// 2D / 2.5D engines then run, their local updates on the device.
+template <class T>
+index_t potrf_resident(Uplo uplo, const MatrixRef<T>& a, const CholeskyOptions& o) {
+    if (a.grid().comm().size() == 1) return -1;
+    const std::vector<std::string> items = node::detail::split_list(node::detail::resolve_devices(o.devices));
+    if (items.size() != 1 || items.front() == "cpu") return -1;
+    const ResidentDevice dev = ResidentDevice::open(items.front(), o.max_device_bytes);
+    std::optional<ResidentMatrix<T>> r;
+    try {
+        r.emplace(a.grid(), a.layout(), dev);  // collective: fails on every rank or on none
+    } catch (const Error&) {
+        return -1;
+    }
+    r->from_host(a.data(), a.ld());
+    index_t info = 0;
+    try {
+        info = cala::potrf<T>(uplo, *r, ResidentPotrfOptions{.lookahead = o.lookahead == 0 ? 0 : 1});
+    } catch (const Error&) {  // the slots did not fit (every rank, before anything changed)
+        return -1;
+    }
+    r->to_host(a.data(), a.ld());
+    return info;
+}
+
 }  // namespace
 }  // namespace detail
 
@@ -194,6 +225,7 @@ index_t potrf(Uplo uplo, const MatrixRef<T>& a, const CholeskyOptions& opts) {
         auto devs = device::make_devices(one, opts.max_device_bytes);
         return device::potrf_streamed<T>(*devs.front(), uplo == Uplo::Lower, a.n(), a.data(), a.ld());
     }
+    if (const index_t info = detail::potrf_resident(uplo, a, opts); info >= 0) return info;
     const CholeskyOptions o = detail::resolve_potrf(uplo, a.layout(), a.grid().order(), opts, sizeof(T), is_complex_v<T>);
     const detail::CholPlan plan = detail::make_chol_plan(uplo, a.layout(), comm.size(), o);
     // The user's unit options (the planner's choice carries only what it plans).
