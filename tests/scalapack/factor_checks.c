@@ -18,7 +18,7 @@
  *                (PXERBLA's line: factor_checks.py), A, IPIV and B untouched
  *   QR           p?geqrf's workspace query equal to ScaLAPACK's; sub(A) at a later block: A (R and
  *                V) and TAU equal to ScaLAPACK's to rounding, every other entry untouched; p?ormqr
- *                (SIDE = L, both TRANS) equal to ScaLAPACK's; LWORK too small (p?geqrf -9,
+ *                (SIDE = L and R, both TRANS) equal to ScaLAPACK's; LWORK too small (p?geqrf -9,
  *                p?ormqr -16): INFO on every process, A, TAU and C untouched
  */
 #include <complex.h>
@@ -337,7 +337,8 @@ static int differ(char t, const void* x, const void* y, size_t count, double tol
 }
 
 /* sub(A) m x n at (off, off) of A (m+off+2) x (n+off+1): QR by the shim and by libscalapack on the
- * same input (WORK from each one's query), then Q·C and Qᴴ·C (SIDE = L) on the same factors. */
+ * same input (WORK from each one's query), then Q·C, Qᴴ·C (SIDE = L), C·Q and C·Qᴴ (SIDE = R) on
+ * the same factors. */
 static void qr(const char* what, int ctxt, char t, int m, int n, int nb, int rsrc, int off) {
     int p, q, r, c;
     Cblacs_gridinfo(ctxt, &p, &q, &r, &c);
@@ -380,6 +381,28 @@ static void qr(const char* what, int ctxt, char t, int m, int n, int nb, int rsr
         ot("L", trans, &m, &nc, &k, a.v, &ia, &ia, a.desc, tau, c2.v, &ia, &jc, c2.desc, w, &lw, &info2);
         if (info != 0 || info2 != 0 || differ(t, cm.v, c2.v, bytes(&cm) / e, 1e-10)) {
             fprintf(stderr, "[%d] %s: ormqr %s info %d/%d, results differ\n", me, what, trans, info, info2);
+            bad = 1;
+        }
+        free(cm.v), free(c2.v), free(w);
+    }
+    /* C·Q and C·Qᴴ (SIDE = R) with C 7 x (m+off+3) in 3 x nb blocks, sub(C) 5 x m at (2, off+1)
+     * (its columns aligned with sub(A)'s rows, NB_C = MB_A), C's columns from another process
+     * column than sub(A)'s rows start in */
+    for (int tr = 0; tr < 2; ++tr) {
+        const char* trans = tr == 0 ? "N" : t == 'd' ? "T" : "C";
+        Mat cm = make(ctxt, t, 7, m + off + 3, 3, nb, 0, (rsrc + 1) % q, 1);
+        for (int j = 0; j < cm.n; ++j)
+            for (int i = 0; i < cm.m; ++i) put(&cm, i, j, gen(t, 4, i, j));
+        Mat c2 = copy(&cm);
+        const int mc = 5, ic = 2;
+        double complex oq = 0;
+        om("R", trans, &mc, &m, &k, a.v, &ia, &ia, a.desc, tau, cm.v, &ic, &ia, cm.desc, &oq, &query, &info);
+        int lw = (int)creal(oq);
+        void* w = calloc((size_t)lw + 1, e);
+        om("R", trans, &mc, &m, &k, a.v, &ia, &ia, a.desc, tau, cm.v, &ic, &ia, cm.desc, w, &lw, &info);
+        ot("R", trans, &mc, &m, &k, a.v, &ia, &ia, a.desc, tau, c2.v, &ic, &ia, c2.desc, w, &lw, &info2);
+        if (info != 0 || info2 != 0 || differ(t, cm.v, c2.v, bytes(&cm) / e, 1e-10)) {
+            fprintf(stderr, "[%d] %s: ormqr R %s info %d/%d, results differ\n", me, what, trans, info, info2);
             bad = 1;
         }
         free(cm.v), free(c2.v), free(w);
