@@ -2,7 +2,9 @@
 // engine.cpp, panel.cpp) counted with the Traffic convention of comm.hpp.
 //
 // geqrf, step l, w = w(l), m_r = panel rows of process row r, n_t = trailing local columns:
-//   TSQR (np > 1, column co(l)): per tree edge, rows_from·w words up and the same down;
+//   TSQR (np > 1, column co(l)): w zero-column flags summed down the column; per tree edge,
+//        rows_from·w words up and the same down (a panel with an exactly zero column instead
+//        gathers its rows on the root and sends them back: geqrf_cost_gathered);
 //        [L\U | T] broadcast down the column: 2w² words
 //   row broadcast (q > 1, m_r > 0): w² + m_r·w words from co(l)
 //   update (np > 1): allreduce of w·n_t down the column (split in two on column co(l+1) with
@@ -16,6 +18,7 @@
 #include "cala/qr.hpp"
 #include "model/check.hpp"
 #include "qr/geometry.hpp"
+#include "qr/model.hpp"
 
 namespace cala {
 
@@ -83,6 +86,11 @@ Cost ormqr_right_cost(Op op, const BlockCyclic& a, const BlockCyclic& c, index_t
 
 Cost geqrf_cost(const BlockCyclic& a, const QrOptions& opts, int row, int col, std::size_t elem_size,
                 bool is_complex) {
+    return detail::geqrf_cost_gathered(a, opts, row, col, elem_size, is_complex, {});
+}
+
+Cost detail::geqrf_cost_gathered(const BlockCyclic& a, const QrOptions& opts, int row, int col, std::size_t elem_size,
+                                 bool is_complex, const std::vector<index_t>& gathered) {
     detail::check_process("geqrf_cost", a, row, col);
     detail::check_aligned("geqrf_cost", a);
     detail::check_at_least("geqrf_cost", "lookahead", opts.lookahead, 0);
@@ -92,14 +100,27 @@ Cost geqrf_cost(const BlockCyclic& a, const QrOptions& opts, int row, int col, s
     const detail::QrGeom g{a.rows, a.cols, k};
     const int r = row, c = col, p = g.p(), q = g.q();
     const double fm = is_complex ? 4.0 : 1.0;
+    index_t gather_mem = 0;
     for (index_t l = 0; l < g.kt(); ++l) {
         const index_t w = g.w(l), mr = g.panel_rows(l, r);
         const int np = g.np(l);
         if (c == g.co(l)) {
             if (np > 1) {
                 const int me = g.part(l, r);
-                for (const auto& e : g.tree(l))
-                    if (e.from == me || e.to == me) t.both(e.rows_from * w);
+                t.both(w);  // the zero-column flags
+                if (std::find(gathered.begin(), gathered.end(), l) != gathered.end()) {
+                    // Rows gathered on the root and sent back (panel.cpp, gathered_panel).
+                    if (me == 0) {
+                        for (int u = 1; u < np; ++u) t.both(g.panel_rows(l, (g.ro(l) + u) % p) * w);
+                        gather_mem = std::max(gather_mem, 3 * (a.m() - g.c0(l)) * w);
+                    } else if (me < np) {
+                        t.both(mr * w);
+                        gather_mem = std::max(gather_mem, mr * w);
+                    }
+                } else {
+                    for (const auto& e : g.tree(l))
+                        if (e.from == me || e.to == me) t.both(e.rows_from * w);
+                }
                 if (r == g.ro(l)) t.send(2 * w * w);
                 else t.receive(2 * w * w);
                 // Leaf geqrf, Q formed (ormqr), V = Q·U⁻¹.
@@ -123,7 +144,7 @@ Cost geqrf_cost(const BlockCyclic& a, const QrOptions& opts, int row, int col, s
         }
     }
     if (std::int64_t(p) * q > 1) t.both(k);
-    t.c.extra_bytes = detail::qr_work(g, r, c).total() * static_cast<std::int64_t>(elem_size);
+    t.c.extra_bytes = (detail::qr_work(g, r, c).total() + gather_mem) * static_cast<std::int64_t>(elem_size);
     return t.c;
 }
 
