@@ -12,6 +12,9 @@
 //   leaves    each: its rows of Q = Q_leaf·[X; 0]
 //   root      L\U of Q1 − S, T = −U·S·L1⁻ᴴ; [L\U | T] broadcast down the column (2w² words)
 //   all       V = Q·U⁻¹ on their rows (the root: L1 on the diagonal block, S·R above it)
+//
+// First, w flags (column i non-zero in my panel rows) summed down the column: a panel with an
+// exactly zero column is gathered instead (gathered_panel: LAPACK's tau = 0 and R).
 
 #include <algorithm>
 
