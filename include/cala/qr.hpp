@@ -7,7 +7,8 @@
 //   the diagonal, V below it, TAU), the panel's V broadcast along the process row, the trailing
 //   update (I - V·T·Vᴴ)ᴴ·A with one reduction of Vᴴ·A down the process column, lookahead
 //   -> kernels (LAPACK geqrf/larft, BLIS gemm/trmm)
-// cala::ormqr -> the same blocked reflector applications on C
+// cala::ormqr -> the same blocked reflector applications on C (Right: V gathered along C's
+//   process columns)
 //
 // References: Demmel, Grigori, Hoemmen and Langou, "Communication-optimal parallel and
 // sequential QR and LU factorizations" (SIAM J. Sci. Comput., 2012); Ballard, Demmel, Grigori,
@@ -43,6 +44,9 @@ void geqrf(const MatrixRef<T>& a, std::vector<T>& tau, const QrOptions& opts = {
 /// C := op(Q)·C (Left) or C := C·op(Q) (Right), Q of geqrf (`a` holds its k = tau.size()
 /// reflectors: A is m x k for Left with C m x n, n x k for Right with C m x n), op = N or C
 /// (T for real types). Collective over the grid of A and C (the same grid).
+/// @pre Left: C's rows distributed as A's (the same nb, first block and source row). Right: C's
+///      columns blocked as A's rows (the same nb and first block; any source column). Otherwise
+///      cala::Error on every rank, C untouched.
 template <class T>
 void ormqr(Side side, Op op, const MatrixRef<T>& a, const std::vector<T>& tau, const MatrixRef<T>& c,
            const QrOptions& opts = {});

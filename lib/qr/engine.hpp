@@ -1,6 +1,7 @@
 #pragma once
-// The right-looking panel loop of cala::geqrf on one rank (lib/qr/engine.cpp); lib/qr/qr.cpp
-// checks the arguments and distributes tau.
+// The right-looking panel loop of cala::geqrf on one rank (lib/qr/engine.cpp) and the
+// applications of its Q (engine.cpp: Left, ormqr_right.cpp: Right); lib/qr/qr.cpp checks the
+// arguments and distributes tau.
 
 #include "cala/comm.hpp"
 #include "qr/geometry.hpp"
@@ -19,5 +20,12 @@ void geqrf_engine(const QrGeom& g, int r, int c, const Comm& row, const Comm& co
 template <class T>
 void ormqr_left_engine(const QrGeom& g, int r, int c, const Comm& row, const Comm& col, Op op, const T* a,
                        index_t lda, const T* tau, T* cm, index_t ldc, index_t nc);
+
+/// C := C·op(Q) for the reflectors of g (A's share `a`, ld lda; tau on every rank) and C's share
+/// (ld ldc, mc local rows) whose columns carry A's row indices, distributed by `ccols`
+/// (ormqr_right.cpp). Traffic follows model.cpp exactly.
+template <class T>
+void ormqr_right_engine(const QrGeom& g, const Dist1D& ccols, int r, int c, const Comm& row, const Comm& col, Op op,
+                        const T* a, index_t lda, const T* tau, T* cm, index_t ldc, index_t mc);
 
 }  // namespace cala::detail

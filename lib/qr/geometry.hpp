@@ -1,6 +1,6 @@
 #pragma once
 // The panel schedule of cala::geqrf / cala::ormqr on a p x q grid, shared by the engines
-// (lib/qr/engine.cpp, tsqr.cpp, ormqr.cpp) and the cost model (lib/qr/model.cpp), so that the
+// (lib/qr/engine.cpp, panel.cpp, ormqr_right.cpp) and the cost model (lib/qr/model.cpp), so that the
 // two walk the same steps. Pure arithmetic, no MPI.
 //
 // The layout has square blocks aligned with the diagonal (rows and columns: the same nb and
@@ -71,6 +71,24 @@ struct QrGeom {
         return out;
     }
 };
+
+/// cala::ormqr(Side::Right): C's columns carry the indices of A's rows (the same nb and first
+/// block; any source process and any q). Of panel l's V rows (global indices >= c0(l)), the
+/// number process row pr holds and process column `pc` of C needs, for pr = 0 .. p-1: the parts
+/// gathered down process column pc (ormqr_right.cpp) and counted by the model.
+inline std::vector<index_t> right_parts(const QrGeom& g, const Dist1D& ccols, index_t l, int pc) {
+    std::vector<index_t> out(static_cast<std::size_t>(g.p()), 0);
+    for (index_t b = l; b < g.mt(); ++b)
+        if (ccols.block_owner(b) == pc) out[static_cast<std::size_t>(g.rows.block_owner(b))] += g.rows.block_size(b);
+    return out;
+}
+
+/// Elements of the workspace cala::ormqr(Side::Right) allocates on process (r, c): [T | V rows]
+/// slot, the Gram matrix, the gathered parts and V in C's column order, W and Z.
+inline index_t right_work(const QrGeom& g, const Dist1D& ccols, index_t mc, int r, int c) {
+    const index_t nb = g.cols.nb;
+    return nb * nb + g.rows.local_size(r) * nb + nb * nb + 2 * ccols.local_size(c) * nb + 2 * mc * nb;
+}
 
 /// Elements of the workspace cala::geqrf allocates on process (r, c) (engine.cpp carves it up).
 struct QrWork {

@@ -2,18 +2,23 @@
 // engine.cpp, panel.cpp) counted with the Traffic convention of comm.hpp.
 //
 // geqrf, step l, w = w(l), m_r = panel rows of process row r, n_t = trailing local columns:
-//   TSQR (np > 1, column co(l)): per tree edge, rows_from·w words up and the same down;
+//   TSQR (np > 1, column co(l)): w zero-column flags summed down the column; per tree edge,
+//        rows_from·w words up and the same down (a panel with an exactly zero column instead
+//        gathers its rows on the root and sends them back: geqrf_cost_gathered);
 //        [L\U | T] broadcast down the column: 2w² words
 //   row broadcast (q > 1, m_r > 0): w² + m_r·w words from co(l)
 //   update (np > 1): allreduce of w·n_t down the column (split in two on column co(l+1) with
 //        lookahead: w·nb(l+1), then w·(n_t − nb(l+1)))
 //   end: allreduce of the min(m, n) taus over the grid (P > 1)
+// ormqr(Side::Left): Gram w² down A's panel column (np > 1), [T | V rows] along the rows, W
+// (w·n_loc) down the columns; ormqr(Side::Right): ormqr_right_cost below.
 
 #include <algorithm>
 
 #include "cala/qr.hpp"
 #include "model/check.hpp"
 #include "qr/geometry.hpp"
+#include "qr/model.hpp"
 
 namespace cala {
 
@@ -36,11 +41,56 @@ void check_aligned(const char* fn, const BlockCyclic& a) {
         throw Error(std::string(fn) + ": A must have square blocks aligned with its diagonal");
 }
 
+// ormqr(Side::Right), panel l (ormqr_right.cpp), w = w(l), m_r = panel rows of process row r, m_c =
+// C's local rows, b_r' = right_parts(l, col)[r']:
+//   Gram (column co(l), p > 1): allreduce of w² down the column
+//   [T | V rows] (q > 1): w² + m_r·w from co(l) along every row
+//   V gathered (p > 1): per r' with b_r' > 0, a broadcast of b_r'·w down the process column
+//   W (min(q, mt − l) > 1, m_c > 0): allreduce of m_c·w along the row
+Cost ormqr_right_cost(Op op, const BlockCyclic& a, const BlockCyclic& c, index_t k, int row, int col,
+                      std::size_t elem_size, bool is_complex) {
+    (void)op;
+    Tally t;
+    if (k == 0 || c.m() == 0 || c.n() == 0) return t.c;
+    check_aligned("ormqr_cost", a);
+    const QrGeom g{a.rows, a.cols, k};
+    const int r = row, p = g.p(), q = g.q();
+    const index_t mc = c.rows.local_size(row);
+    const double fm = is_complex ? 4.0 : 1.0;
+    for (index_t l = 0; l < g.kt(); ++l) {
+        const index_t w = g.w(l), mr = g.panel_rows(l, r);
+        if (col == g.co(l)) {
+            if (p > 1) t.both(w * w);
+            t.c.flops += fm * 2.0 * double(mr) * w * w;
+        }
+        if (q > 1) {
+            if (col == g.co(l)) t.send(w * w + mr * w);
+            else t.receive(w * w + mr * w);
+        }
+        const std::vector<index_t> parts = right_parts(g, c.cols, l, col);
+        index_t nv = 0;
+        for (int i = 0; i < p; ++i) {
+            nv += parts[i];
+            if (p > 1 && i == r) t.send(parts[i] * w);
+            else if (p > 1) t.receive(parts[i] * w);
+        }
+        if (std::min<index_t>(q, g.mt() - l) > 1 && mc > 0) t.both(mc * w);
+        t.c.flops += fm * (4.0 * double(mc) * w * nv + 2.0 * double(mc) * w * w);
+    }
+    t.c.extra_bytes = right_work(g, c.cols, mc, row, col) * static_cast<std::int64_t>(elem_size);
+    return t.c;
+}
+
 }  // namespace
 }  // namespace detail
 
 Cost geqrf_cost(const BlockCyclic& a, const QrOptions& opts, int row, int col, std::size_t elem_size,
                 bool is_complex) {
+    return detail::geqrf_cost_gathered(a, opts, row, col, elem_size, is_complex, {});
+}
+
+Cost detail::geqrf_cost_gathered(const BlockCyclic& a, const QrOptions& opts, int row, int col, std::size_t elem_size,
+                                 bool is_complex, const std::vector<index_t>& gathered) {
     detail::check_process("geqrf_cost", a, row, col);
     detail::check_aligned("geqrf_cost", a);
     detail::check_at_least("geqrf_cost", "lookahead", opts.lookahead, 0);
@@ -50,14 +100,27 @@ Cost geqrf_cost(const BlockCyclic& a, const QrOptions& opts, int row, int col, s
     const detail::QrGeom g{a.rows, a.cols, k};
     const int r = row, c = col, p = g.p(), q = g.q();
     const double fm = is_complex ? 4.0 : 1.0;
+    index_t gather_mem = 0;
     for (index_t l = 0; l < g.kt(); ++l) {
         const index_t w = g.w(l), mr = g.panel_rows(l, r);
         const int np = g.np(l);
         if (c == g.co(l)) {
             if (np > 1) {
                 const int me = g.part(l, r);
-                for (const auto& e : g.tree(l))
-                    if (e.from == me || e.to == me) t.both(e.rows_from * w);
+                t.both(w);  // the zero-column flags
+                if (std::find(gathered.begin(), gathered.end(), l) != gathered.end()) {
+                    // Rows gathered on the root and sent back (panel.cpp, gathered_panel).
+                    if (me == 0) {
+                        for (int u = 1; u < np; ++u) t.both(g.panel_rows(l, (g.ro(l) + u) % p) * w);
+                        gather_mem = std::max(gather_mem, 3 * (a.m() - g.c0(l)) * w);
+                    } else if (me < np) {
+                        t.both(mr * w);
+                        gather_mem = std::max(gather_mem, mr * w);
+                    }
+                } else {
+                    for (const auto& e : g.tree(l))
+                        if (e.from == me || e.to == me) t.both(e.rows_from * w);
+                }
                 if (r == g.ro(l)) t.send(2 * w * w);
                 else t.receive(2 * w * w);
                 // Leaf geqrf, Q formed (ormqr), V = Q·U⁻¹.
@@ -81,18 +144,18 @@ Cost geqrf_cost(const BlockCyclic& a, const QrOptions& opts, int row, int col, s
         }
     }
     if (std::int64_t(p) * q > 1) t.both(k);
-    t.c.extra_bytes = detail::qr_work(g, r, c).total() * static_cast<std::int64_t>(elem_size);
+    t.c.extra_bytes = (detail::qr_work(g, r, c).total() + gather_mem) * static_cast<std::int64_t>(elem_size);
     return t.c;
 }
 
 Cost ormqr_cost(Side side, Op op, const BlockCyclic& a, const BlockCyclic& c, index_t k, const QrOptions& opts,
                 int row, int col, std::size_t elem_size, bool is_complex) {
     detail::check_process("ormqr_cost", c, row, col);
-    if (side != Side::Left) throw Error("ormqr_cost: Side::Right is not supported yet");
-    (void)op;
     detail::check_at_least("ormqr_cost", "lookahead", opts.lookahead, 0);
     detail::check_at_least("ormqr_cost", "k", k, 0);
     if (k > std::min(a.m(), a.n())) throw Error("ormqr_cost: k exceeds the reflectors A can hold");
+    if (side == Side::Right) return detail::ormqr_right_cost(op, a, c, k, row, col, elem_size, is_complex);
+    (void)op;
     detail::Tally t;
     if (k == 0 || c.m() == 0 || c.n() == 0) return t.c;
     detail::check_aligned("ormqr_cost", a);

@@ -12,9 +12,13 @@
 //   leaves    each: its rows of Q = Q_leaf·[X; 0]
 //   root      L\U of Q1 − S, T = −U·S·L1⁻ᴴ; [L\U | T] broadcast down the column (2w² words)
 //   all       V = Q·U⁻¹ on their rows (the root: L1 on the diagonal block, S·R above it)
+//
+// First, w flags (column i non-zero in my panel rows) summed down the column: a panel with an
+// exactly zero column is gathered instead (gathered_panel: LAPACK's tau = 0 and R).
 
 #include <algorithm>
 
+#include "core/workspace.hpp"
 #include "kernels/blas.hpp"
 #include "kernels/lapack_qr.hpp"
 #include "qr/panel.hpp"
@@ -53,6 +57,63 @@ void gram_t(index_t m, index_t w, const T* v, index_t ldv, const T* tau, T* t) {
     kernels::larft_gram(w, t, w, tau, t, w);
 }
 
+// A panel spanning several process rows with an exactly zero column (rows >= c0): LAPACK gives
+// that column tau = 0 (H = I), which no Householder reconstruction of TSQR's Q can (its pivot
+// would be zero), and the columns after it are reduced from the next row on. The rows are
+// gathered on the root in global order, factored there by LAPACK's geqrf (LAPACK's output
+// exactly), and sent back; the root leaves T (ld w) in t. Traffic: each other participant sends
+// its m_r·w words and receives them back.
+template <class T>
+void gathered_panel(const QrGeom& g, index_t l, int r, const Comm& col, T* pa, index_t lda, T* tau, T* t) {
+    const index_t w = g.w(l), c0 = g.c0(l), mr = g.panel_rows(l, r);
+    const int me = g.part(l, r), np = g.np(l), root = g.ro(l);
+    if (me >= np) return;
+    if (me != 0) {
+        if (mr == 0) return;
+        Buffer<T> buf(mr * w);
+        kernels::copy(Op::N, mr, w, pa, lda, buf.data(), mr);
+        col.isend(buf.data(), mr * w, root, kTagUp).wait();
+        col.irecv(buf.data(), mr * w, root, kTagDown).wait();
+        kernels::copy(Op::N, mr, w, buf.data(), mr, pa, lda);
+        return;
+    }
+    const index_t mp = g.rows.n - c0;
+    Buffer<T> store(3 * mp * w);  // the panel, V, one participant's rows
+    T* panel = store.data();
+    T* v = panel + mp * w;
+    T* buf = v + mp * w;
+    // Participant t's rows to and from their global places in the panel.
+    auto place = [&](int pr, const T* src, index_t lds, bool to_panel, T* dst, index_t ldd) {
+        const index_t rows = g.panel_rows(l, pr), row0 = g.row0(l, pr);
+        for (index_t i = 0; i < rows; ++i) {
+            const index_t at = g.rows.to_global(row0 + i, pr) - c0;
+            for (index_t j = 0; j < w; ++j) {
+                if (to_panel) panel[at + j * mp] = src[i + j * lds];
+                else dst[i + j * ldd] = panel[at + j * mp];
+            }
+        }
+    };
+    place(root, pa, lda, true, nullptr, 0);
+    for (int k = 1; k < np; ++k) {
+        const int pr = (root + k) % g.p();
+        const index_t rows = g.panel_rows(l, pr);
+        if (rows == 0) continue;
+        col.irecv(buf, rows * w, pr, kTagUp).wait();
+        place(pr, buf, rows, true, nullptr, 0);
+    }
+    kernels::geqrf(mp, w, panel, mp, tau);
+    for (int k = 1; k < np; ++k) {
+        const int pr = (root + k) % g.p();
+        const index_t rows = g.panel_rows(l, pr);
+        if (rows == 0) continue;
+        place(pr, nullptr, 0, false, buf, rows);
+        col.isend(buf, rows * w, pr, kTagDown).wait();
+    }
+    place(root, nullptr, 0, false, pa, lda);
+    copy_v(mp, w, panel, mp, true, v, mp);
+    gram_t(mp, w, v, mp, tau, t);
+}
+
 }  // namespace
 
 template <class T>
@@ -82,7 +143,19 @@ void factor_panel(const QrGeom& g, index_t l, int r, const Comm& col, T* pa, ind
     T* y = xcur + nb * nb;
     const int root = g.ro(l);
     const auto tree = g.tree(l);
-    if (me < np) {
+    // Exactly zero columns: one allreduce of w flags down the column (every rank of it).
+    std::vector<T> nonzero(static_cast<std::size_t>(w), T(0));
+    for (index_t j = 0; j < w && me < np; ++j)
+        for (index_t i = 0; i < mr; ++i)
+            if (pa[i + j * lda] != T(0)) {
+                nonzero[static_cast<std::size_t>(j)] = T(1);
+                break;
+            }
+    col.iallreduce_sum(nonzero.data(), w).wait();
+    const bool gather = std::find(nonzero.begin(), nonzero.end(), T(0)) != nonzero.end();
+    if (gather) {
+        gathered_panel(g, l, r, col, pa, lda, tau, bc + w * w);
+    } else if (me < np) {
         const index_t ldl = std::max<index_t>(1, mr);
         kernels::copy(Op::N, mr, w, pa, lda, leaf, ldl);
         kernels::geqrf(mr, w, leaf, ldl, leaf_tau);
@@ -170,7 +243,7 @@ void factor_panel(const QrGeom& g, index_t l, int r, const Comm& col, T* pa, ind
     if (me >= np) return;
     // V = Q·U⁻¹ below the diagonal block.
     const index_t top = me == 0 ? w : 0;
-    if (mr > top) kernels::trsm(false, false, Op::N, false, mr - top, w, T(1), bc, w, pa + top, lda);
+    if (!gather && mr > top) kernels::trsm(false, false, Op::N, false, mr - top, w, T(1), bc, w, pa + top, lda);
     copy_v(mr, w, pa, lda, me == 0, v, ldv);
 }
 

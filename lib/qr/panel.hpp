@@ -15,7 +15,9 @@ namespace cala::detail {
 /// V in LAPACK's format; `v` (panel_rows x w, ld ldv) a copy of V with its unit diagonal and the
 /// zeros above it explicit; `t` (w x w, ld w) the triangular factor (I − V·T·Vᴴ = H_0···H_{w-1})
 /// on every rank that holds panel rows; `tau` its diagonal. `ws`: qr_work(...).tsqr elements.
-/// Traffic (np > 1): the tree's messages both ways, one broadcast of 2w² words down the column.
+/// Traffic (np > 1): w zero-column flags summed down the column; the tree's messages both ways
+/// (or, with an exactly zero column, the rows gathered on the root and sent back: LAPACK's tau = 0);
+/// one broadcast of 2w² words down the column.
 template <class T>
 void factor_panel(const QrGeom& g, index_t l, int r, const Comm& col, T* pa, index_t lda, T* v, index_t ldv, T* t,
                   T* tau, T* ws);

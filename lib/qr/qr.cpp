@@ -1,6 +1,7 @@
 // cala::geqrf -> checks, agreement -> geqrf_engine (engine.cpp: panels by panel.cpp, TSQR and
 //   the reconstruction) -> tau summed over the grid from the panels' roots
-// cala::ormqr -> checks, agreement -> ormqr_left_engine (engine.cpp)
+// cala::ormqr -> checks, agreement -> ormqr_left_engine (engine.cpp) | ormqr_right_engine
+//   (ormqr_right.cpp: V gathered along C's columns)
 
 #include <string>
 
@@ -40,7 +41,6 @@ std::string check_ormqr(Side side, Op op, const MatrixRef<T>& a, const std::vect
     if (side != Side::Left && side != Side::Right) return "ormqr: side must be Left or Right";
     if (op != Op::N && op != Op::T && op != Op::C) return "ormqr: op must be N, T or C";
     if (op == Op::T && is_complex_v<T>) return "ormqr: op T is for real types; use C for complex Q";
-    if (side == Side::Right) return "ormqr: Side::Right is not supported yet (apply Q from the left)";
     std::string e = check_same_grid("ormqr", "A", a.grid(), a.layout(), c.grid());
     if (e.empty()) e = check_same_grid("ormqr", "C", c.grid(), c.layout(), c.grid());
     if (e.empty()) e = check_local("ormqr", "A", a);
@@ -49,16 +49,26 @@ std::string check_ormqr(Side side, Op op, const MatrixRef<T>& a, const std::vect
     const auto k = static_cast<index_t>(tau.size());
     if (k > a.n()) return cat("ormqr: tau holds ", k, " reflectors but A has ", a.n(), " columns");
     if (k > a.m()) return cat("ormqr: tau holds ", k, " reflectors but A has ", a.m(), " rows");
-    if (a.m() != c.m()) return cat("ormqr: A has ", a.m(), " rows but C has ", c.m(), " (side Left)");
+    const bool left = side == Side::Left;
+    if (left && a.m() != c.m()) return cat("ormqr: A has ", a.m(), " rows but C has ", c.m(), " (side Left)");
+    if (!left && a.m() != c.n()) return cat("ormqr: A has ", a.m(), " rows but C has ", c.n(), " columns (side Right)");
     if (k > 0) {
         e = aligned_error("ormqr", "A", a.layout());
         if (!e.empty()) return e;
     }
     const Dist1D& ra = a.layout().rows;
-    const Dist1D& rc = c.layout().rows;
-    if (ra.nb != rc.nb || ra.ib != rc.ib || ra.src != rc.src)
-        return cat("ormqr: the rows of C must be distributed as those of A: A in blocks of ", ra.nb, " (first ", ra.ib,
-                   ", source row ", ra.src, "), C in blocks of ", rc.nb, " (first ", rc.ib, ", source row ", rc.src, ")");
+    if (left) {
+        const Dist1D& rc = c.layout().rows;
+        if (ra.nb != rc.nb || ra.ib != rc.ib || ra.src != rc.src)
+            return cat("ormqr: the rows of C must be distributed as those of A: A in blocks of ", ra.nb, " (first ",
+                       ra.ib, ", source row ", ra.src, "), C in blocks of ", rc.nb, " (first ", rc.ib, ", source row ",
+                       rc.src, ")");
+    } else {
+        const Dist1D& cc = c.layout().cols;
+        if (ra.nb != cc.nb || ra.ib != cc.ib)
+            return cat("ormqr: the columns of C must be blocked as the rows of A (side Right): A's rows in blocks of ",
+                       ra.nb, " (first ", ra.ib, "), C's columns in blocks of ", cc.nb, " (first ", cc.ib, ")");
+    }
     if (o.lookahead < 0) return cat("ormqr: lookahead must be >= 0, got ", o.lookahead);
     return {};
 }
@@ -104,8 +114,12 @@ void ormqr(Side side, Op op, const MatrixRef<T>& a, const std::vector<T>& tau, c
     const auto k = static_cast<index_t>(tau.size());
     if (k == 0 || c.n() == 0 || c.m() == 0) return;
     const detail::QrGeom g{a.layout().rows, a.layout().cols, k};
-    detail::ormqr_left_engine(g, grid.row(), grid.col(), grid.row_comm(), grid.col_comm(), op, a.data(), a.ld(),
-                              tau.data(), c.data(), c.ld(), c.n_loc());
+    if (side == Side::Left)
+        detail::ormqr_left_engine(g, grid.row(), grid.col(), grid.row_comm(), grid.col_comm(), op, a.data(), a.ld(),
+                                  tau.data(), c.data(), c.ld(), c.n_loc());
+    else
+        detail::ormqr_right_engine(g, c.layout().cols, grid.row(), grid.col(), grid.row_comm(), grid.col_comm(), op,
+                                   a.data(), a.ld(), tau.data(), c.data(), c.ld(), c.m_loc());
 }
 
 #define CALA_INST(T)                                                                                     \

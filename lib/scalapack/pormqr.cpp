@@ -139,13 +139,14 @@ void pormqr(const Args<T>& x) {
     same.insert(same.end(), {{left ? 'L' : 'R', 1 * kMult}, {t == 'N' ? 'N' : 'T', 2 * kMult}, {k, 5 * kMult},
                              {query ? -1 : 1, 16 * kMult}});
 
-    // 2. Where the call goes. cala::ormqr applies Q from the left (SIDE = R: ScaLAPACK's), with A's
-    // blocks square and sub(A), sub(C) starting one (ScaLAPACK puts sub(C) in sub(A)'s process row).
+    // 2. Where the call goes. cala::ormqr, with A's blocks square and sub(A) starting one, and sub(C)
+    // starting a block along the index Q acts on: its rows for SIDE = L (ScaLAPACK puts them in
+    // sub(A)'s process row), its columns for SIDE = R (ScaLAPACK's NB_C = MB_A; any process column).
     const Route route = work ? Route::Cala : Route::Nothing;
     std::optional<SubMatrix> sa, sc;
     const int mba = x.desca[SL_MB - 1], nba = x.desca[SL_NB - 1];
-    const bool blocks = left && mba == nba && (ia - 1) % mba == 0 && (ja - 1) % nba == 0 &&
-                        (*x.ic - 1) % x.descc[SL_MB - 1] == 0;
+    const bool blocks = mba == nba && (ia - 1) % mba == 0 && (ja - 1) % nba == 0 &&
+                        (left ? (*x.ic - 1) % x.descc[SL_MB - 1] == 0 : (*x.jc - 1) % x.descc[SL_NB - 1] == 0);
     if (chk.ok() && route == Route::Cala && blocks) {
         sa = sub_matrix(read_descriptor(x.desca), c.g, ia, ja, nq, k);
         sc = sub_matrix(read_descriptor(x.descc), c.g, *x.ic, *x.jc, m, n);
@@ -154,8 +155,8 @@ void pormqr(const Args<T>& x) {
 
     // 3. One allreduce over the grid.
     const Grid2D* grid = settle(c, chk, route, layouts, same,
-                                "an operand has no cala layout (cala::ormqr takes SIDE = L, A's MB = NB, sub(A) and "
-                                "sub(C) starting a block)",
+                                "an operand has no cala layout (cala::ormqr takes A's MB = NB, sub(A) starting a block, "
+                                "sub(C)'s rows (SIDE = L) or columns (SIDE = R) starting one)",
                                 x.info, [&] { call_scalapack(x); });
     if (grid == nullptr) return;
 

@@ -18,7 +18,8 @@
  *                (PXERBLA's line: factor_checks.py), A, IPIV and B untouched
  *   QR           p?geqrf's workspace query equal to ScaLAPACK's; sub(A) at a later block: A (R and
  *                V) and TAU equal to ScaLAPACK's to rounding, every other entry untouched; p?ormqr
- *                (SIDE = L, both TRANS) equal to ScaLAPACK's; LWORK too small (p?geqrf -9,
+ *                (SIDE = L and R, both TRANS) equal to ScaLAPACK's; zero columns (tau = 0, at a
+ *                panel's first column and inside one; 2x2 and 3x1): A and TAU as ScaLAPACK's; LWORK too small (p?geqrf -9,
  *                p?ormqr -16): INFO on every process, A, TAU and C untouched
  */
 #include <complex.h>
@@ -337,14 +338,15 @@ static int differ(char t, const void* x, const void* y, size_t count, double tol
 }
 
 /* sub(A) m x n at (off, off) of A (m+off+2) x (n+off+1): QR by the shim and by libscalapack on the
- * same input (WORK from each one's query), then Q·C and Qᴴ·C (SIDE = L) on the same factors. */
-static void qr(const char* what, int ctxt, char t, int m, int n, int nb, int rsrc, int off) {
+ * same input (WORK from each one's query), then Q·C, Qᴴ·C (SIDE = L), C·Q and C·Qᴴ (SIDE = R) on
+ * the same factors. */
+static void qr(const char* what, int ctxt, char t, int m, int n, int nb, int rsrc, int off, int z1, int z2) {
     int p, q, r, c;
     Cblacs_gridinfo(ctxt, &p, &q, &r, &c);
     if (r < 0) return;
     Mat a = make(ctxt, t, m + off + 2, n + off + 1, nb, nb, rsrc, rsrc, 2);
     for (int j = 0; j < a.n; ++j)
-        for (int i = 0; i < a.m; ++i) put(&a, i, j, gen(t, 1, i, j));
+        for (int i = 0; i < a.m; ++i) put(&a, i, j, j - off == z1 || j - off == z2 ? 0 : gen(t, 1, i, j));
     Mat a2 = copy(&a);
     const int ia = off + 1, k = m < n ? m : n, query = -1, ntau = a.nloc + nb;
     const size_t e = esize(t);
@@ -384,6 +386,28 @@ static void qr(const char* what, int ctxt, char t, int m, int n, int nb, int rsr
         }
         free(cm.v), free(c2.v), free(w);
     }
+    /* C·Q and C·Qᴴ (SIDE = R) with C 7 x (m+off+3) in 3 x nb blocks, sub(C) 5 x m at (2, off+1)
+     * (its columns aligned with sub(A)'s rows, NB_C = MB_A), C's columns from another process
+     * column than sub(A)'s rows start in */
+    for (int tr = 0; tr < 2; ++tr) {
+        const char* trans = tr == 0 ? "N" : t == 'd' ? "T" : "C";
+        Mat cm = make(ctxt, t, 7, m + off + 3, 3, nb, 0, (rsrc + 1) % q, 1);
+        for (int j = 0; j < cm.n; ++j)
+            for (int i = 0; i < cm.m; ++i) put(&cm, i, j, gen(t, 4, i, j));
+        Mat c2 = copy(&cm);
+        const int mc = 5, ic = 2;
+        double complex oq = 0;
+        om("R", trans, &mc, &m, &k, a.v, &ia, &ia, a.desc, tau, cm.v, &ic, &ia, cm.desc, &oq, &query, &info);
+        int lw = (int)creal(oq);
+        void* w = calloc((size_t)lw + 1, e);
+        om("R", trans, &mc, &m, &k, a.v, &ia, &ia, a.desc, tau, cm.v, &ic, &ia, cm.desc, w, &lw, &info);
+        ot("R", trans, &mc, &m, &k, a.v, &ia, &ia, a.desc, tau, c2.v, &ic, &ia, c2.desc, w, &lw, &info2);
+        if (info != 0 || info2 != 0 || differ(t, cm.v, c2.v, bytes(&cm) / e, 1e-10)) {
+            fprintf(stderr, "[%d] %s: ormqr R %s info %d/%d, results differ\n", me, what, trans, info, info2);
+            bad = 1;
+        }
+        free(cm.v), free(c2.v), free(w);
+    }
     verdict(ctxt, what, bad);
     free(a.v), free(a2.v), free(tau), free(tau2), free(work);
 }
@@ -411,7 +435,7 @@ static void qr_lwork(int ctxt) {
 }
 
 int main(void) {
-    int nprocs, row, colc, sub;
+    int nprocs, row, colc, sub, tall;
     Cblacs_pinfo(&me, &nprocs);
     if (nprocs != 4) {
         if (me == 0) fprintf(stderr, "factor_checks: run on 4 processes\n");
@@ -424,6 +448,8 @@ int main(void) {
     Cblacs_gridinit(&colc, "Col", 2, 2);
     Cblacs_get(-1, 0, &sub);
     Cblacs_gridinit(&sub, "Row", 1, 3);
+    Cblacs_get(-1, 0, &tall);
+    Cblacs_gridinit(&tall, "Row", 3, 1);
 
     solve("pdgetrf_ + pdgetrs_ N, 2x2, sub(A) at a later block, RSRC=CSRC=1", row, 'd', pdgetrf_, pdgetrs_, NULL,
           'N', 37, 5, 4, 1, 1, 8);
@@ -465,9 +491,12 @@ int main(void) {
     illegal("p?gesv B in another context (info -1102)", row, 'v', &a, 1, &bctx, 1, "N", -1102);
     illegal("p?gesv IA inside a block (info -4)", row, 'v', &a, 2, &b, 2, "N", -4);
 
-    qr("pdgeqrf_ + pdormqr_ vs ScaLAPACK, 2x2, sub(A) 37 x 29 at (5, 5)", row, 'd', 37, 29, 4, 1, 4);
-    qr("pzgeqrf_ + pzunmqr_ vs ScaLAPACK, column-major 2x2, 30 x 30", colc, 'z', 30, 30, 5, 0, 0);
-    qr("pdgeqrf_ + pdormqr_ vs ScaLAPACK, 1x3 sub-grid, 25 x 40", sub, 'd', 25, 40, 3, 0, 3);
+    qr("pdgeqrf_ + pdormqr_ vs ScaLAPACK, 2x2, sub(A) 37 x 29 at (5, 5)", row, 'd', 37, 29, 4, 1, 4, -1, -1);
+    qr("pzgeqrf_ + pzunmqr_ vs ScaLAPACK, column-major 2x2, 30 x 30", colc, 'z', 30, 30, 5, 0, 0, -1, -1);
+    qr("pdgeqrf_ + pdormqr_ vs ScaLAPACK, 1x3 sub-grid, 25 x 40", sub, 'd', 25, 40, 3, 0, 3, -1, -1);
+    /* zero columns (ScaLAPACK's tau = 0): at a panel's first column and inside one */
+    qr("pdgeqrf_ zero columns 4, 10 (tau = 0) vs ScaLAPACK, 2x2, 37 x 23", row, 'd', 37, 23, 4, 0, 4, 4, 10);
+    qr("pzgeqrf_ zero columns 0, 7 (tau = 0) vs ScaLAPACK, 3x1 sub-grid", tall, 'z', 41, 17, 5, 0, 5, 0, 7);
     qr_lwork(row);
 
     int all = failures;

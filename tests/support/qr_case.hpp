@@ -20,6 +20,7 @@
 #include "helpers.hpp"
 #include "kernels/blas.hpp"
 #include "kernels/lapack_qr.hpp"
+#include "qr/model.hpp"
 
 namespace cala::test {
 
@@ -30,6 +31,7 @@ struct QrCase {
     index_t nrhs = 5;    // columns of C for ormqr
     int zero_col = -1;   // a column set to zero (-1: none)
     int copy_col = -1;   // a column set equal to column 0 (rank deficient)
+    int zero_col2 = -1;  // another column set to zero (-1: none)
 };
 
 template <class T>
@@ -59,6 +61,7 @@ void run_qr_case(const Grid2D& grid, const QrCase& c, const QrOptions& opts = {}
             for (index_t i = 0; i < c.m; ++i) {
                 const index_t r = c.offr + i;
                 if (c.zero_col >= 0) g[r + (c.offc + c.zero_col) * pm] = T(0);
+                if (c.zero_col2 >= 0) g[r + (c.offc + c.zero_col2) * pm] = T(0);
                 if (c.copy_col >= 0) g[r + (c.offc + c.copy_col) * pm] = g[r + c.offc * pm];
             }
         scatter(g.data(), pm, parent.view());
@@ -67,7 +70,14 @@ void run_qr_case(const Grid2D& grid, const QrCase& c, const QrOptions& opts = {}
     const MatrixRef<T> a = parent.sub(c.offr, c.offc, c.m, c.n);
     const int rank = grid.comm().rank();
 
-    const Cost model = geqrf_cost(a.layout(), opts, grid.row(), grid.col(), sizeof(T), is_complex_v<T>);
+    // Panels with a zero column take the gathered path where they span several process rows.
+    const index_t k = std::min(c.m, c.n);
+    std::vector<index_t> gathered;
+    const int copied_zero = c.zero_col == 0 ? c.copy_col : -1;  // a copy of a zero column 0 is zero
+    for (int z : {c.zero_col, c.zero_col2, copied_zero})
+        if (z >= 0 && z < k) gathered.push_back(a.layout().cols.block_of(z));
+    const Cost model =
+        detail::geqrf_cost_gathered(a.layout(), opts, grid.row(), grid.col(), sizeof(T), is_complex_v<T>, gathered);
     const std::int64_t mem0 = memory_stats().current_bytes;
     reset_peak_memory();
     reset_traffic();
@@ -78,7 +88,6 @@ void run_qr_case(const Grid2D& grid, const QrCase& c, const QrOptions& opts = {}
     const std::vector<T> f = gather(parent.view());
 
     // ormqr: C := Qᴴ·C, then C := Q·C, C with A's rows.
-    const index_t k = std::min(c.m, c.n);
     DistMatrix<T> cparent(grid, pm, c.nrhs, c.nb, c.nb, c.rsrc % grid.p(), (c.csrc + 1) % grid.q());
     randomize(cparent.view());
     const MatrixRef<T> cv = cparent.sub(c.offr, 0, c.m, c.nrhs);
@@ -100,7 +109,7 @@ void run_qr_case(const Grid2D& grid, const QrCase& c, const QrOptions& opts = {}
     const bool same_tau = tau0 == tau;
 
     double err = 0, orth = 0, rdiff = 0, tdiff = 0, qc = 0, back = 0;
-    bool untouched = true;
+    bool untouched = true, zero_v = true;
     if (rank == 0) {
         const std::vector<T> a0 = block(g0, pm, c.offr, c.offc, c.m, c.n);
         const std::vector<T> fa = block(f, pm, c.offr, c.offc, c.m, c.n);
@@ -136,6 +145,9 @@ void run_qr_case(const Grid2D& grid, const QrCase& c, const QrOptions& opts = {}
                 rdiff = std::max(rdiff, std::abs(std::complex<double>(fa[i + j * c.m]) -
                                                  std::complex<double>(ref[i + j * c.m])));
         rdiff /= na * mn * e;
+        // A zero column's reflector is LAPACK's H = I: tau = 0 (below), V's column zero.
+        for (int z : {c.zero_col, c.zero_col2})
+            for (index_t i = z + 1; z >= 0 && z < k && i < c.m; ++i) zero_v = zero_v && fa[i + z * c.m] == T(0);
         for (index_t i = 0; i < k; ++i)
             tdiff = std::max(tdiff, std::abs(std::complex<double>(tau[i]) - std::complex<double>(tref[i])));
         tdiff /= mn * e;
@@ -178,13 +190,15 @@ void run_qr_case(const Grid2D& grid, const QrCase& c, const QrOptions& opts = {}
     CHECK(all_ranks(untouched, grid));
     CHECK(all_ranks(err < 30.0, grid));
     CHECK(all_ranks(orth < 30.0, grid));
-    if (c.zero_col < 0 && c.copy_col < 0) {
+    if (c.copy_col < 0) {
         CHECK(all_ranks(rdiff < 100.0, grid));
         CHECK(all_ranks(tdiff < 100.0, grid));
     }
-    // A zero column on a panel that one process row holds: LAPACK's tau = 0 exactly (a panel
-    // spread over process rows gets another valid reflector: TSQR's Q picks the direction).
-    if (c.zero_col >= 0 && grid.p() == 1) CHECK(all_ranks(tau[static_cast<std::size_t>(c.zero_col)] == T(0), grid));
+    // A zero column: LAPACK's tau = 0 exactly, on any grid (a panel spread over process rows is
+    // gathered and factored by LAPACK on its root).
+    for (int z : {c.zero_col, c.zero_col2})
+        if (z >= 0 && z < k) CHECK(all_ranks(tau[static_cast<std::size_t>(z)] == T(0), grid));
+    CHECK(all_ranks(zero_v, grid));
     CHECK(all_ranks(qc < 30.0, grid));
     CHECK(all_ranks(back < 30.0, grid));
     CHECK(all_ranks(tr.words() == model.words && tr.words_recv == model.words_recv, grid));
