@@ -20,7 +20,9 @@
 // --count-only: one run, no timing references: words and messages per rank, measured and
 // modeled (the counting runs of oversubscribed grids).
 //
-// One rank and one device (--devices or CALA_DEVICES naming one device, not cpu): cala::potrf
+// Several ranks and one device: cala::potrf moves the local arrays to it and factors them there
+// (engine "resident", words and messages against resident_potrf_cost). One rank and one device
+// (--devices or CALA_DEVICES naming one device, not cpu): cala::potrf
 // streams the matrix through that device (lib/device/potrf_streamed.hpp). The reference is then
 // the same device in core, in the same run: cusolverDnXpotrf of the whole matrix already in device
 // memory ("cusolver_incore"), or on a host device the host's potrf (kernels::potrf: BLIS, LAPACK)
@@ -43,6 +45,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cala/cala.hpp"
+#include "cala/device.hpp"
 #include "commands.hpp"
 #include "common.hpp"
 #include "resident_bench.hpp"
@@ -301,13 +304,21 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
         const Times tc = time_runs("potrf", std::string("cala::potrf panel ") + mname, args.count_only ? 1 : args.runs, comm, [&] { copy_local<T>(a0, a); },
                                    [&] {
                                        reset_traffic();
+                                       reset_device_traffic();
                                        reset_peak_memory();
                                        const std::int64_t before = memory_stats().current_bytes;
                                        info = potrf<T>(uplo, a, opts);
                                        tr = traffic();
                                        extra = std::max(extra, memory_stats().peak_bytes - before);
                                    });
-        const Cost model = potrf_cost(uplo, a.layout(), grid.order(), opts, grid.comm().rank(), sizeof(T), is_complex_v<T>);
+        // Several ranks and one device: cala::potrf runs the resident Cholesky where the local
+        // arrays fit the device (no tile moved by device_gemm), else the 2D engine.
+        const bool resident = ranks > 1 && !streamed_device(args.devices, 1).empty() &&
+                              max_over_ranks(device_traffic_total().h2d, comm) == 0;
+        const Cost model =
+            resident ? resident_potrf_cost(uplo, a.layout(), {.lookahead = opts.lookahead == 0 ? 0 : 1}, grid.row(),
+                                           grid.col(), sizeof(T), is_complex_v<T>)
+                     : potrf_cost(uplo, a.layout(), grid.order(), opts, grid.comm().rank(), sizeof(T), is_complex_v<T>);
         const std::int64_t words = tr.words(), recv = tr.words_recv;
         // The same rank's measured and modeled counts must agree; report the busiest rank.
         std::int64_t mismatch = (words != model.words || recv != model.words_recv || tr.msgs() != model.msgs) ? 1 : 0;
@@ -319,7 +330,7 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
             {"plan_grid", std::to_string(plan.grid.p) + "x" + std::to_string(plan.grid.q) + "x" + std::to_string(plan.grid.c)},
             {"panel", mname}, {"panel_threads", args.panel_threads}, {"lookahead", args.lookahead},
             {"delay", plan.delay}, {"devices", streamed.empty() ? args.devices : streamed},
-            {"engine", streamed.empty() ? "distributed" : "streamed"},
+            {"engine", !streamed.empty() ? "streamed" : resident ? "resident" : "distributed"},
             {"ranks", ranks}, {"threads", args.threads}, {"threads_from", args.threads_from}, {"runs", args.count_only ? 1 : args.runs}, {"info", info},
             {"words_max", max_over_ranks(words, comm)}, {"words_model_max", max_over_ranks(model.words, comm)},
             {"words_recv_max", max_over_ranks(recv, comm)},
