@@ -20,7 +20,7 @@
 #include "scalapack/decline.hpp"
 #include "scalapack/descriptor.hpp"
 #include "scalapack/report.hpp"
-#include "scalapack/resident_route.hpp"
+#include "scalapack/resident_factor.hpp"
 #include "scalapack/settle.hpp"
 #include "scalapack/view.hpp"
 
@@ -116,35 +116,12 @@ void ppotrf(const Args<T>& x) {
     // pay, else cala::potrf in place on the caller's local array.
     const MatrixRef<T> av = view(*grid, *sa, x.a);
     const Uplo uplo = upper ? Uplo::Upper : Uplo::Lower;
-    const DeviceRoute dr = choose_potrf_route<T>(*grid, uplo, av.layout());
-    if (dr.asked) note_call(cat("where=", dr.where, ": ", dr.reason));
-    if (dr.asked && c.speaker()) say(cat(c.head, "cala: ", dr.where, ": ", dr.reason));
-    if (dr.asked && !dr.usable) {  // cala::potrf would read the same CALA_DEVICES as its units and fail
-        if (c.speaker()) say(cat(c.head, "ScaLAPACK: a rank's device in CALA_DEVICES cannot be opened"));
-        call_scalapack(x);
-        return;
-    }
-    const auto host = [&] { *x.info = static_cast<int>(potrf(uplo, av)); };
-    if (dr.resident) {
-        cala_or_scalapack(c.rout, c.g, [&] {
-            try {
-                *x.info = static_cast<int>(run_resident_potrf(dr.dev, uplo, av));
-            } catch (const MpiError&) {
-                throw;
-            } catch (const Error& e) {  // raised on every rank before A was written back
-                if (c.g.row == 0 && c.g.col == 0)
-                    say(cat(c.rout, ": resident: ", e.what(), "; the CPU path computes this call"));
-                note_call(cat("where=cpu: the resident run failed: ", e.what()));
-                host();
-            }
-        }, [&] { call_scalapack(x); });
-        return;
-    }
-    if (c.speaker())
-        say(cat(c.head, "cala: ",
-                plan_potrf(uplo, av.layout(), grid->order(), CholeskyOptions{}, sizeof(T), is_complex_v<T>)
-                    .describe()));
-    cala_or_scalapack(c.rout, c.g, host, [&] { call_scalapack(x); });
+    factor_routed<T>(c, uplo, av, x.info, "", [&] {
+        if (c.speaker())
+            say(cat(c.head, "cala: ",
+                    plan_potrf(uplo, av.layout(), grid->order(), CholeskyOptions{}, sizeof(T), is_complex_v<T>)
+                        .describe()));
+    }, [&] { call_scalapack(x); });
 }
 
 // The C boundary: nothing escapes into Fortran.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""p?gemm_ and p?potrf_ with CALA_DEVICES through the shim (issue 30, item 4; lib/scalapack/resident_route.hpp).
+"""p?gemm_, p?potrf_ and p?posv_ with CALA_DEVICES through the shim (issue 30, item 4; lib/scalapack/resident_route.hpp).
 
   shim_resident.py --mpiexec M --exe shim_resident --np N --grids 1x2,2x1
       shim_resident (linked with the shim) twice with CALA_DEVICES=host, CALA_SHIM=log and
@@ -7,10 +7,10 @@
       and never (every case on the CPU path); on 1x1 the always run takes the pipelined copies
       (slices of 8 columns), and a third run the whole resident gemm (CALA_SHIM_DEVICE_PIPELINE=0).
       Each run checks itself against ScaLAPACK's own
-      p?gemm_ and p?potrf_; here: every case's log line names where it ran (p?potrf_: `(resident)`
-      with always on every grid), and the runs' sums agree. Two more runs under the model
+      p?gemm_, p?potrf_ and p?posv_; here: every case's log line names where it ran (p?potrf_ and
+      p?posv_'s factorization: `(resident)` with always on every grid), and the runs' sums agree. Two more runs under the model
       (CALA_SHIM_DEVICE=model, a device of 10^6 GFLOP/s): copies at 10^6 GB/s (and a network of no
-      cost: at n = 29 the messages would decide) send every p?potrf_ to the device, copies at 10^-6 GB/s keep it on the CPU, the log line saying both predictions.
+      cost: at n = 29 the messages would decide) send every p?potrf_ (and p?posv_'s factorization) to the device, copies at 10^-6 GB/s keep it on the CPU, the log line saying both predictions.
       --devices 0: the same on CUDA device 0 (exit 77 where it cannot be opened: no GPU).
   shim_resident.py --mpiexec M --shim libcala_scalapack.so --dropin scalapack_dropin
       a plain ScaLAPACK program, the shim preloaded, CALA_SHIM=log, 2 processes on 1 x 2: the
@@ -30,6 +30,7 @@ import mpirun
 
 CASES_PER_GRID = 19  # pdgemm_ and pzgemm_, TRANSA x TRANSB in N, T, C; C := A·Aᵀ with B = A
 POTRF_CASES_PER_GRID = 8  # pdpotrf_ and pzpotrf_, UPLO L and U, positive definite and not
+POSV_CASES_PER_GRID = 4  # pdposv_ and pzposv_, UPLO L and U
 
 
 def run(cmd, env, name):
@@ -55,6 +56,7 @@ def check_program(args):
     grids = args.grids.split(",")
     want = CASES_PER_GRID * len(grids)
     want_potrf = POTRF_CASES_PER_GRID * len(grids)
+    want_posv = POSV_CASES_PER_GRID * len(grids)
     name = "host#1" if args.devices == "host" else f"cuda:{args.devices}"
     dev = rf"where=device {name} \(resident{{}}\): CALA_SHIM_DEVICE=always"
     cpu = r"where=cpu: CALA_SHIM_DEVICE=never"
@@ -91,14 +93,19 @@ def check_program(args):
         got = len(re.findall(r"cala_scalapack log: P[DZ]POTRF uplo=[LU] n=29 ran=cala .*" + where_potrf, r.out, re.M))
         if got != want_potrf:
             errors.append(f"{mode}: {got} p?potrf_ calls logged as '{where_potrf}', expected {want_potrf}")
+        posv = where_potrf.replace("$", "; then potrs on the cpu path$") if where_potrf.endswith("$") else \
+            where_potrf + "; then potrs on the cpu path"
+        got = len(re.findall(r"cala_scalapack log: P[DZ]POSV uplo=[LU] n=29 nrhs=3 ran=cala .*" + posv, r.out, re.M))
+        if got != want_posv:
+            errors.append(f"{mode}: {got} p?posv_ calls logged as '{posv}', expected {want_posv}")
         if len(re.findall(r"cala_scalapack log: PDGEMM .* ran=illegal-argument", r.out)) != len(grids):
             errors.append(f"{mode}: the illegal TRANSA was not reported as such once per grid")
         if len(re.findall(r"illegal TRANSA: C untouched", r.out)) != len(grids):
             errors.append(f"{mode}: C changed by an illegal call")
         sums[mode] = {m.group(1): (float(m.group(2)), float(m.group(3)))
                       for m in re.finditer(r"^case (.*?) err=.* sum=(\S+) sumtol=(\S+)", r.out, re.M)}
-        if len(sums[mode]) != want + want_potrf:
-            errors.append(f"{mode}: {len(sums[mode])} cases printed, expected {want + want_potrf}")
+        if len(sums[mode]) != want + want_potrf + want_posv:
+            errors.append(f"{mode}: {len(sums[mode])} cases printed, expected {want + want_potrf + want_posv}")
     for mode in (m for m in sums if m != "never"):
         for case, (s, tol) in sums[mode].items():
             other = sums["never"].get(case)
