@@ -3,8 +3,9 @@
 // p?posv_ (Fortran ABI) -> n³ below the threshold: ScaLAPACK, nothing else (decline) ->
 // ScaLAPACK's checks (CHK1MAT on A, p?posv's own; the shim also runs CHK1MAT on B, which p?posv
 // leaves to p?potrs: descriptor) -> agree over the BLACS grid, PCHK2MAT's consistency checks
-// included (context) -> route: nothing | cala::potrf, then (info == 0) cala::potrs on
-// MatrixRefs over the caller's local arrays (cholesky/ -> right-looking tile loop;
+// included (context) -> route: nothing | cala::potrf (with CALA_DEVICES, where the model says
+// the copies pay: resident on the rank's device, resident_factor.hpp), then (info == 0)
+// cala::potrs on MatrixRefs over the caller's local arrays (cholesky/ -> right-looking tile loop;
 // cholesky/solve/ -> cala::trsm twice)
 
 #include <complex>
@@ -19,6 +20,7 @@
 #include "scalapack/decline.hpp"
 #include "scalapack/descriptor.hpp"
 #include "scalapack/report.hpp"
+#include "scalapack/resident_factor.hpp"
 #include "scalapack/settle.hpp"
 #include "scalapack/solve_settle.hpp"
 #include "scalapack/solve_args.hpp"
@@ -88,18 +90,14 @@ void pposv(const Args<T>& x) {
     // ScaLAPACK's: the whole p?posv before the factorization, p?potrs after it.
     const MatrixRef<T> av = view(*grid, *ops.a, x.a), bv = view(*grid, *ops.b, x.b);
     const Uplo uplo = upper ? Uplo::Upper : Uplo::Lower;
-    if (c.speaker())
-        say(cat(c.head, "cala: potrf (",
-                plan_potrf(uplo, av.layout(), grid->order(), CholeskyOptions{}, sizeof(T), is_complex_v<T>).describe(),
-                "), then potrs (cala::trsm twice)"));
-    bool factored = false;
-    cala_or_scalapack(
-        c.rout, c.g,
-        [&] {
-            *x.info = static_cast<int>(potrf(uplo, av));
-            factored = true;
-        },
-        [&] { call_scalapack(x); });
+    // With CALA_DEVICES the factorization may run resident (resident_factor.hpp); potrs then runs
+    // on the CPU path on the factor copied back.
+    const bool factored = factor_routed<T>(c, uplo, av, x.info, "; then potrs on the cpu path", [&] {
+        if (c.speaker())
+            say(cat(c.head, "cala: potrf (",
+                    plan_potrf(uplo, av.layout(), grid->order(), CholeskyOptions{}, sizeof(T), is_complex_v<T>).describe(),
+                    "), then potrs (cala::trsm twice)"));
+    }, [&] { call_scalapack(x); });
     if (!factored || *x.info != 0) return;
     cala_or_scalapack(c.rout, c.g, [&] { potrs(uplo, av, bv); }, [&] { call_scalapack_potrs(x); });
 }

@@ -2,7 +2,9 @@
 //
 // p?potrf_ (Fortran ABI) -> n³ below the threshold: ScaLAPACK, nothing else (decline) ->
 // ScaLAPACK's checks (CHK1MAT and p?potrf's own: descriptor) -> agree over the BLACS grid,
-// PCHK1MAT's consistency checks included (context) -> route: nothing | cala::potrf on a
+// PCHK1MAT's consistency checks included (context) -> route: nothing | with CALA_DEVICES, where
+// the model says the copies pay: sub(A)'s triangle copied to the rank's device, cala::potrf on a
+// ResidentMatrix, the factored triangle copied back (resident_route.hpp) | cala::potrf on a
 // MatrixRef over the caller's local array (cholesky/ -> kernels: LAPACK potrf, BLIS trsm/herk/gemm)
 
 #include <cctype>
@@ -18,6 +20,7 @@
 #include "scalapack/decline.hpp"
 #include "scalapack/descriptor.hpp"
 #include "scalapack/report.hpp"
+#include "scalapack/resident_factor.hpp"
 #include "scalapack/settle.hpp"
 #include "scalapack/view.hpp"
 
@@ -109,14 +112,16 @@ void ppotrf(const Args<T>& x) {
         settle(c, chk, route, layouts, same, "A has no cala layout", x.info, [&] { call_scalapack(x); });
     if (grid == nullptr) return;
 
-    // 4. The work: cala::potrf in place on the caller's local array.
+    // 4. The work: on the rank's device when CALA_DEVICES names one and the model says the copies
+    // pay, else cala::potrf in place on the caller's local array.
     const MatrixRef<T> av = view(*grid, *sa, x.a);
     const Uplo uplo = upper ? Uplo::Upper : Uplo::Lower;
-    if (c.speaker())
-        say(cat(c.head, "cala: ",
-                plan_potrf(uplo, av.layout(), grid->order(), CholeskyOptions{}, sizeof(T), is_complex_v<T>)
-                    .describe()));
-    cala_or_scalapack(c.rout, c.g, [&] { *x.info = static_cast<int>(potrf(uplo, av)); }, [&] { call_scalapack(x); });
+    factor_routed<T>(c, uplo, av, x.info, "", [&] {
+        if (c.speaker())
+            say(cat(c.head, "cala: ",
+                    plan_potrf(uplo, av.layout(), grid->order(), CholeskyOptions{}, sizeof(T), is_complex_v<T>)
+                        .describe()));
+    }, [&] { call_scalapack(x); });
 }
 
 // The C boundary: nothing escapes into Fortran.

@@ -16,6 +16,7 @@
 #include <optional>
 #include <vector>
 
+#include "cala/cholesky.hpp"
 #include "cala/gemm.hpp"
 #include "cala/model.hpp"
 #include "comm/traffic.hpp"
@@ -121,7 +122,7 @@ const ProcessDevice& process_device() {
             int rank = 0;
             MPI_Comm_rank(MPI_COMM_WORLD, &rank);
             r.error = cat("device '", mine, "' (CALA_DEVICES=", list, ", rank ", rank, ") cannot be opened: ", e.what());
-            say(r.error + "; p?gemm_ stays on the CPU path");
+            say(r.error + "; p?gemm_, p?potrf_: every call stays on the CPU path");
         }
         return r;
     }();
@@ -197,27 +198,33 @@ std::string secs(double s) {
     return b;
 }
 
-}  // namespace
+// This rank's prediction of the resident run (seconds; copies: their share), from the device's
+// rates: what each routine's model adds to the shared decision below.
+struct Prediction {
+    double seconds = 0, copies = 0;
+};
 
-template <class T>
-DeviceRoute choose_route(const Grid2D& grid, Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b,
-                         const BlockCyclic& c, bool beta_zero, bool same_ab) {
+// The decision every routine's route shares: this rank's device (opened even with never: whether
+// the CPU path, which reads CALA_DEVICES too, can use it), its prediction `device_model(rates)`
+// (model mode only), the maximum over the grid with `same` (this rank's flag, true only where
+// every rank's is), one allreduce of three numbers; then CALA_SHIM_DEVICE, or the prediction
+// against `cpu_model()` (the planner's seconds of the CPU path; infinite when it throws).
+template <class T, class DeviceModel, class CpuModel>
+DeviceRoute decide(const Grid2D& grid, const char* rout, bool& same, const char* resident_note,
+                   DeviceModel&& device_model, CpuModel&& cpu_model) {
     DeviceRoute out;
     out.where = "cpu";
     const DeviceMode mode = device_mode();
     if (std::getenv("CALA_DEVICES") == nullptr || *std::getenv("CALA_DEVICES") == '\0') {
         out.reason = "CALA_DEVICES is not set";
+        same = false;
         return out;
     }
     out.asked = true;
-    // This rank's device (opened even with never: whether the CPU path's cala::gemm, which reads
-    // CALA_DEVICES too, can use it) and its prediction of the resident run (infinite without one).
     const ProcessDevice& pd = process_device();
-    const char* pipe = std::getenv("CALA_SHIM_DEVICE_PIPELINE");
-    const bool pipelined = grid.p() == 1 && grid.q() == 1 && !(pipe != nullptr && std::strcmp(pipe, "0") == 0);
     const double inf = std::numeric_limits<double>::infinity();
-    // {no device here, device seconds, A and B differ here}, the maximum over the grid
-    double mine[3] = {pd.dev.on_device() ? 0.0 : 1.0, inf, same_ab ? 0.0 : 1.0};
+    // {no device here, device seconds, not the same here}, the maximum over the grid
+    double mine[3] = {pd.dev.on_device() ? 0.0 : 1.0, inf, same ? 0.0 : 1.0};
     double copies = 0;
     std::string rates;
     if (pd.dev.on_device() && mode == DeviceMode::Model) {
@@ -227,28 +234,11 @@ DeviceRoute choose_route(const Grid2D& grid, Op op_a, Op op_b, const BlockCyclic
             std::snprintf(buf, sizeof buf, "; this rank's device %.4g GFLOP/s, copies %.4g GB/s", rt.flops_per_s / 1e9,
                           rt.bytes_per_s / 1e9);
             rates = buf;
-            const int row = grid.row(), col = grid.col();
-            const auto loc = [&](const BlockCyclic& l) {
-                return double(l.rows.local_size(row)) * double(l.cols.local_size(col)) * double(sizeof(T));
-            };
-            // B once more unless it is A's array (the pipelined run copies B's slices anyway)
-            const double b_bytes = same_ab && !pipelined ? 0.0 : loc(b);
-            copies = (loc(a) + b_bytes + (beta_zero ? 1.0 : 2.0) * loc(c)) / rt.bytes_per_s;
-            const Cost cost = resident_gemm_cost(op_a, op_b, a, b, c, ResidentGemmOptions{}, row, col, sizeof(T),
-                                                 is_complex_v<T>);
-            MachineModel mm = MachineModel::from_env();
-            mm.seconds_per_flop = 1.0 / rt.flops_per_s;
-            // Staged panels also pass through host memory (device -> host at the root, back after).
-            const double staged = grid.comm().size() > 1 ? double(cost.words) * double(sizeof(T)) / rt.bytes_per_s : 0;
-            const double product = predicted_seconds(cost, mm, sizeof(T)) + staged;
-            if (pipelined) {  // A first, then B's and C's slices under the products
-                const double first = loc(a) / rt.bytes_per_s;
-                mine[1] = first + std::max(copies - first, product);
-            } else {
-                mine[1] = copies + product;
-            }
+            const Prediction pr = device_model(rt);
+            mine[1] = pr.seconds;
+            copies = pr.copies;
         } catch (const std::exception& e) {
-            say(cat("p?gemm_: the device model failed: ", e.what()));
+            say(cat(rout, ": the device model failed: ", e.what()));
             mine[0] = 1.0;
         }
     } else if (pd.dev.on_device()) {
@@ -258,7 +248,7 @@ DeviceRoute choose_route(const Grid2D& grid, Op op_a, Op op_b, const BlockCyclic
         CALA_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, mine, 3, MPI_DOUBLE, MPI_MAX, grid.comm().get()));
         detail::count_control();
     }
-    out.same_ab = mine[2] == 0;
+    same = mine[2] == 0;
     out.usable = mine[0] == 0;
     if (!out.usable) {
         out.reason = pd.dev.on_device() ? "no device on another rank of the grid" : pd.error;
@@ -273,8 +263,7 @@ DeviceRoute choose_route(const Grid2D& grid, Op op_a, Op op_b, const BlockCyclic
     } else {
         double cpu = inf;
         try {
-            cpu = plan_gemm(op_a, op_b, a, b, c, grid.order(), GemmOptions{}, sizeof(T), is_complex_v<T>)
-                      .predicted_time_s;
+            cpu = cpu_model();
         } catch (const Error&) {  // no host plan fits the memory limit: the device's
         }
         const std::string pred = cat("predicted device ", secs(mine[1]), " (copies ", secs(copies),
@@ -287,9 +276,94 @@ DeviceRoute choose_route(const Grid2D& grid, Op op_a, Op op_b, const BlockCyclic
     }
     out.resident = true;
     out.dev = pd.dev;
-    out.pipelined = pipelined;
-    out.where = cat("device ", pd.dev.name(), pipelined ? " (resident, pipelined copies)" : " (resident)");
+    out.where = cat("device ", pd.dev.name(), resident_note);
     return out;
+}
+
+// Seconds of a resident run's communication and flops on the device (rates `rt`): the cost at
+// CALA_MODEL_*'s network with the device's flop rate, plus, on more than one process, the staged
+// panels' words once more through host memory (device -> host at the root, back after).
+double resident_seconds(const Cost& cost, const Rates& rt, const Grid2D& grid, std::size_t elem) {
+    MachineModel mm = MachineModel::from_env();
+    mm.seconds_per_flop = 1.0 / rt.flops_per_s;
+    const double staged = grid.comm().size() > 1 ? double(cost.words) * double(elem) / rt.bytes_per_s : 0;
+    return predicted_seconds(cost, mm, elem) + staged;
+}
+
+}  // namespace
+
+template <class T>
+DeviceRoute choose_route(const Grid2D& grid, Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b,
+                         const BlockCyclic& c, bool beta_zero, bool same_ab) {
+    const char* pipe = std::getenv("CALA_SHIM_DEVICE_PIPELINE");
+    const bool pipelined = grid.p() == 1 && grid.q() == 1 && !(pipe != nullptr && std::strcmp(pipe, "0") == 0);
+    const int row = grid.row(), col = grid.col();
+    const auto loc = [&](const BlockCyclic& l) {
+        return double(l.rows.local_size(row)) * double(l.cols.local_size(col)) * double(sizeof(T));
+    };
+    const auto device_model = [&](const Rates& rt) {
+        // B once more unless it is A's array (the pipelined run copies B's slices anyway)
+        const double b_bytes = same_ab && !pipelined ? 0.0 : loc(b);
+        Prediction pr;
+        pr.copies = (loc(a) + b_bytes + (beta_zero ? 1.0 : 2.0) * loc(c)) / rt.bytes_per_s;
+        const Cost cost =
+            resident_gemm_cost(op_a, op_b, a, b, c, ResidentGemmOptions{}, row, col, sizeof(T), is_complex_v<T>);
+        const double product = resident_seconds(cost, rt, grid, sizeof(T));
+        if (pipelined) {  // A first, then B's and C's slices under the products
+            const double first = loc(a) / rt.bytes_per_s;
+            pr.seconds = first + std::max(pr.copies - first, product);
+        } else {
+            pr.seconds = pr.copies + product;
+        }
+        return pr;
+    };
+    const auto cpu_model = [&] {
+        return plan_gemm(op_a, op_b, a, b, c, grid.order(), GemmOptions{}, sizeof(T), is_complex_v<T>).predicted_time_s;
+    };
+    bool same = same_ab;
+    DeviceRoute out = decide<T>(grid, "p?gemm_", same, pipelined ? " (resident, pipelined copies)" : " (resident)",
+                                device_model, cpu_model);
+    out.same_ab = same;
+    out.pipelined = out.resident && pipelined;
+    return out;
+}
+
+std::vector<TrianglePiece> triangle_pieces(Uplo uplo, const BlockCyclic& a, int row, int col) {
+    const index_t n_loc = a.cols.local_size(col), m_loc = a.rows.local_size(row);
+    std::vector<TrianglePiece> out;
+    for (index_t jl = 0; jl < n_loc;) {  // one local block column at a time
+        const index_t j0 = a.cols.to_global(jl, col), b = a.cols.block_of(j0);
+        const index_t w = std::min(a.cols.block_start(b) + a.cols.block_size(b) - j0, n_loc - jl);
+        TrianglePiece t{jl, w, a.rows.local_before(j0, row), a.rows.local_before(j0 + w, row), 0, 0};
+        t.row_begin = uplo == Uplo::Lower ? t.band_begin : 0;
+        t.row_end = uplo == Uplo::Lower ? m_loc : t.band_end;
+        out.push_back(t);
+        jl += w;
+    }
+    return out;
+}
+
+index_t triangle_elements(Uplo uplo, const BlockCyclic& a, int row, int col) {
+    index_t count = 0;
+    for (const TrianglePiece& t : triangle_pieces(uplo, a, row, col)) count += (t.row_end - t.row_begin) * t.cols;
+    return count;
+}
+
+template <class T>
+DeviceRoute choose_potrf_route(const Grid2D& grid, Uplo uplo, const BlockCyclic& a) {
+    const int row = grid.row(), col = grid.col();
+    const auto device_model = [&](const Rates& rt) {
+        Prediction pr;  // the triangle's local part in, and the factor back
+        pr.copies = 2.0 * double(triangle_elements(uplo, a, row, col)) * double(sizeof(T)) / rt.bytes_per_s;
+        const Cost cost = resident_potrf_cost(uplo, a, ResidentPotrfOptions{}, row, col, sizeof(T), is_complex_v<T>);
+        pr.seconds = pr.copies + resident_seconds(cost, rt, grid, sizeof(T));
+        return pr;
+    };
+    const auto cpu_model = [&] {
+        return plan_potrf(uplo, a, grid.order(), CholeskyOptions{}, sizeof(T), is_complex_v<T>).predicted_time_s;
+    };
+    bool same = true;
+    return decide<T>(grid, "p?potrf_", same, " (resident)", device_model, cpu_model);
 }
 
 template <class T>
@@ -318,7 +392,8 @@ void run_resident(const ResidentDevice& dev, Op op_a, Op op_b, T alpha, const Ma
     template DeviceRoute choose_route<T>(const Grid2D&, Op, Op, const BlockCyclic&, const BlockCyclic&,           \
                                          const BlockCyclic&, bool, bool);                                         \
     template void run_resident<T>(const ResidentDevice&, Op, Op, T, const MatrixRef<T>&, const MatrixRef<T>&, T, \
-                                  const MatrixRef<T>&, bool);
+                                  const MatrixRef<T>&, bool);                                                     \
+    template DeviceRoute choose_potrf_route<T>(const Grid2D&, Uplo, const BlockCyclic&);
 CALA_FOR_EACH_TYPE(CALA_INST)
 
 }  // namespace cala::scalapack

@@ -6,6 +6,13 @@
 // allreduce over the grid) -> ResidentMatrix::from_host + cala::gemm(ResidentMatrix...) + to_host
 // (lib/resident) -> Device::gemm (CudaDevice: cuBLAS; HostDevice: BLIS)
 //
+// p?potrf_ the same way (ppotrf.cpp -> choose_potrf_route -> run_resident_potrf, resident_potrf.cpp:
+// the triangle of sub(A)'s local array to the device, cala::potrf(ResidentMatrix) -> Device::potrf
+// (cuSOLVER on a 1 x 1 grid) or the resident 2D Cholesky, the factored triangle back):
+//   device = 2 x (the triangle's local part) bytes / copy rate
+//            + resident_potrf_cost (flops / device rate, words and messages / the network)
+//   cpu    = the planner's predicted seconds of cala::potrf on the caller's array (plan_potrf)
+//
 // The device is opened once per process, on the first call that asks for it, and kept: rank r of
 // MPI_COMM_WORLD takes entry r mod count of CALA_DEVICES ("0", "0,1", "host"), as cala-bench gemm
 // --resident does. A device that cannot be opened (a bad ordinal, CUDA not built) leaves every
@@ -23,6 +30,7 @@
 // own: the CPU path's cala::gemm reads CALA_DEVICES as its units too and would fail there.
 
 #include <string>
+#include <vector>
 
 #include "cala/grid.hpp"
 #include "cala/layout.hpp"
@@ -68,6 +76,31 @@ void run_resident(const ResidentDevice& dev, Op op_a, Op op_b, T alpha, const Ma
 template <class T>
 void run_pipelined(const ResidentDevice& dev, Op op_a, Op op_b, T alpha, const MatrixRef<T>& a,
                    const MatrixRef<T>& b, T beta, const MatrixRef<T>& c);
+
+/// The route of p?potrf_ on sub(A) with layout `a` (square nb x nb tiles from a block boundary, as
+/// p?potrf_'s checks leave it), the same on every rank. Collective over the grid (one allreduce)
+/// when CALA_DEVICES is set; local otherwise. Never throws for a device that cannot be opened.
+template <class T>
+DeviceRoute choose_potrf_route(const Grid2D& grid, Uplo uplo, const BlockCyclic& a);
+
+/// The resident p?potrf_: the triangle `uplo` of A's local array (each local block column's rows
+/// from its diagonal band on: Lower; up to it: Upper) copied onto `dev`, cala::potrf on it, and
+/// only the factored triangle's entries copied back (the other triangle and everything outside A
+/// never written). Returns cala::potrf's info (the same on every rank). Collective over A's grid.
+/// A cala::Error (raised on every rank: the device's memory) leaves the caller's array as it was.
+template <class T>
+index_t run_resident_potrf(const ResidentDevice& dev, Uplo uplo, const MatrixRef<T>& a);
+
+/// One local block column of a triangle of a square layout with nb x nb tiles on this process:
+/// local columns [col, col + cols); local rows [band_begin, band_end) hold its global columns'
+/// indices (the diagonal band, where the triangle cuts through); [row_begin, row_end) are the rows
+/// the triangle's columns reach (Lower: band_begin to the end; Upper: 0 to band_end).
+struct TrianglePiece {
+    index_t col, cols, band_begin, band_end, row_begin, row_end;
+};
+std::vector<TrianglePiece> triangle_pieces(Uplo uplo, const BlockCyclic& a, int row, int col);
+/// The local elements the pieces cover: what run_resident_potrf copies each way. Local.
+index_t triangle_elements(Uplo uplo, const BlockCyclic& a, int row, int col);
 
 /// Width of run_pipelined's slices of C for n columns: n / 16 rounded up, at least 256
 /// (CALA_SHIM_DEVICE_SLICE, when set, instead: tests).

@@ -9,8 +9,16 @@
  * does not divide, submatrices at IA, JA != 1 (inside a block), beta = 0 with NaN in sub(C) (every
  * other case) and beta != 0; and C := A·Aᵀ with B the same array as A. Checks on every process: inside sub(C) |C - C_scalapack| <= 8 (k + 2)
  * eps (|alpha| k + |beta|) |.|max-scaled, finite; outside sub(C) bitwise as it was. Then one
- * illegal call (TRANSA = 'X'): C untouched. Prints "case ... sum=" per case (shim_resident.py
- * compares the two runs) and "shim_resident: all checks passed". */
+ * illegal call (TRANSA = 'X'): C untouched. Then p?potrf_ (pdpotrf_, pzpotrf_), both UPLO, n = 29
+ * in blocks of 8 at IA = JA = 9 (the second block): a Hermitian positive definite sub(A) (the
+ * factored triangle against ScaLAPACK's p?potrf_ on the same input, |L - L_scalapack|max <= 30 n eps
+ * |L_scalapack|max), and one not positive definite at minor 14 (d) or 20 (z): INFO on every
+ * process equal to ScaLAPACK's and to that minor; in both, every entry of the local array outside
+ * the factored triangle of sub(A) bitwise as it was. p?posv_ the same way (the positive definite
+ * sub(A), NRHS = 3 at IB = 9, JB = 1): the solution against ScaLAPACK's p?potrf_ + p?potrs_ (30 n eps
+ * |X_scalapack|max), B outside sub(B) bitwise as it was. (ScaLAPACK's routines call the PBLAS by
+ * their Fortran names: its p?trsm_, p?syrk_ inside are the shim's.) Prints "case ... sum=" per case
+ * (shim_resident.py compares the two runs) and "shim_resident: all checks passed". */
 #include <dlfcn.h>
 #include <float.h>
 #include <math.h>
@@ -32,6 +40,14 @@ typedef void Pgemm(const char*, const char*, const int*, const int*, const int*,
                    const int*, const int*, const int*, const double*, const int*, const int*, const int*,
                    const double*, double*, const int*, const int*, const int*);
 Pgemm pdgemm_, pzgemm_;
+typedef void Ppotrf(const char*, const int*, double*, const int*, const int*, const int*, int*);
+typedef void PpotrfFortran(const char*, const int*, double*, const int*, const int*, const int*, int*, size_t);
+Ppotrf pdpotrf_, pzpotrf_;
+typedef void Pposv(const char*, const int*, const int*, double*, const int*, const int*, const int*, double*,
+                   const int*, const int*, const int*, int*);
+typedef void PposvFortran(const char*, const int*, const int*, double*, const int*, const int*, const int*, double*,
+                          const int*, const int*, const int*, int*, size_t);
+Pposv pdposv_, pzposv_;
 
 enum { NB = 8 };
 static const int M = 37, N = 29, K = 23;                /* op(A) M x K, op(B) K x N */
@@ -159,6 +175,102 @@ static void illegal_call(int ctxt) {
     free(before), free(a.x), free(b.x), free(c.x);
 }
 
+/* p?potrf_ on sub(A) = A(IP:IP+NP-1, IP:IP+NP-1), w doubles per element: through the shim and
+ * through ScaLAPACK's own on copies of the same input. fail > 0: minor `fail` not positive definite. */
+enum { NP = 29, IP = 9 };
+enum { NRHS = 3 };
+static void potrf_case(int ctxt, int w, char uplo, int fail, int posv, const char* grid) {
+    void* lib = dlopen("libscalapack-mpich.so.2.2", RTLD_LAZY | RTLD_NOLOAD);
+    if (lib == NULL) lib = dlopen("libscalapack-mpich.so", RTLD_LAZY | RTLD_NOLOAD);
+    const char* name = posv ? (w == 1 ? "pdposv" : "pzposv") : (w == 1 ? "pdpotrf" : "pzpotrf");
+    /* ScaLAPACK's p?posv_ would call p?potrf_ by its Fortran name, which is the shim's here: the
+     * reference is ScaLAPACK's own p?potrf_, then (p?posv_) its own p?potrs_ */
+    PpotrfFortran* real = (PpotrfFortran*)dlsym(lib, w == 1 ? "pdpotrf_" : "pzpotrf_");
+    PposvFortran* real_potrs = (PposvFortran*)dlsym(lib, w == 1 ? "pdpotrs_" : "pzpotrs_");
+    Mat b = make(ctxt, IP - 1 + NP + 3, NRHS + 1, w), rb = make(ctxt, IP - 1 + NP + 3, NRHS + 1, w);
+    fill(&b, w, 7);
+    const size_t lenb = (size_t)b.desc[8] * b.nloc * w;
+    memcpy(rb.x, b.x, lenb * sizeof(double));
+    double* before_b = malloc((lenb + 1) * sizeof(double));
+    memcpy(before_b, b.x, lenb * sizeof(double));
+    Mat a = make(ctxt, IP - 1 + NP + 3, IP - 1 + NP + 2, w), r = make(ctxt, IP - 1 + NP + 3, IP - 1 + NP + 2, w);
+    fill(&a, w, 6);
+    for (int jl = 0; jl < a.nloc; ++jl) /* sub(A) Hermitian, diagonally dominant; minor `fail` not */
+        for (int il = 0; il < a.mloc; ++il) {
+            const int si = gi(il) - IP, sj = gj(jl) - IP;
+            if (si < 0 || si >= NP || sj < 0 || sj >= NP) continue;
+            const int lo = si < sj ? si : sj, hi = si < sj ? sj : si;
+            double* v = at(&a, il, jl, w);
+            v[0] = si == sj ? (si + 1 == fail ? -1.0 : 2.0 * NP + 1.0) : sin(0.37 + 1.3 * lo + 0.7 * hi);
+            if (w == 2) v[1] = si == sj ? 0.0 : (si > sj ? 0.5 : -0.5) * cos(0.9 * lo + 0.4 * hi);
+        }
+    const size_t len = (size_t)a.desc[8] * a.nloc * w;
+    memcpy(r.x, a.x, len * sizeof(double));
+    double* before = malloc((len + 1) * sizeof(double));
+    memcpy(before, a.x, len * sizeof(double));
+    const char su[2] = {uplo, 0};
+    const int n = NP, ia = IP;
+    int info = -99, info_ref = -99;
+
+    const int nrhs = NRHS, jb = 1;
+    if (posv) {
+        (w == 1 ? pdposv_ : pzposv_)(su, &n, &nrhs, a.x, &ia, &ia, a.desc, b.x, &ia, &jb, b.desc, &info);
+    } else {
+        (w == 1 ? pdpotrf_ : pzpotrf_)(su, &n, a.x, &ia, &ia, a.desc, &info);
+    }
+    real(su, &n, r.x, &ia, &ia, r.desc, &info_ref, 1);
+    if (posv && info_ref == 0) real_potrs(su, &n, &nrhs, r.x, &ia, &ia, r.desc, rb.x, &ia, &jb, rb.desc, &info_ref, 1);
+
+    double err = 0, ref_max = 0, sum = 0;
+    int bad = info != info_ref || info != (fail > 0 ? fail : 0);
+    for (int jl = 0; jl < a.nloc; ++jl)
+        for (int il = 0; il < a.mloc; ++il) {
+            const int si = gi(il) - IP, sj = gj(jl) - IP;
+            const int tri = si >= 0 && si < NP && sj >= 0 && sj < NP && (uplo == 'L' ? si >= sj : si <= sj);
+            for (int k = 0; k < w; ++k) {
+                const double v = at(&a, il, jl, w)[k], ref = at(&r, il, jl, w)[k];
+                if (!tri) {
+                    bad += memcmp(&v, &before[&at(&a, il, jl, w)[k] - a.x], sizeof v) != 0;
+                } else if (fail == 0) {
+                    err = isfinite(v) ? fmax(err, fabs(v - ref)) : INFINITY;
+                    ref_max = fmax(ref_max, fabs(ref));
+                    sum += v * (1.0 + 0.001 * (si + 2 * sj + k));
+                }
+            }
+        }
+    double xerr = 0, xref_max = 0; /* p?posv_: the solution in sub(B); B elsewhere untouched */
+    for (int jl = 0; jl < b.nloc && posv; ++jl)
+        for (int il = 0; il < b.mloc; ++il) {
+            const int si = gi(il) - IP, sj = gj(jl) - jb;
+            for (int k = 0; k < w; ++k) {
+                const double v = at(&b, il, jl, w)[k], ref = at(&rb, il, jl, w)[k];
+                if (si < 0 || si >= NP || sj < 0 || sj >= NRHS) {
+                    bad += memcmp(&v, &before_b[&at(&b, il, jl, w)[k] - b.x], sizeof v) != 0;
+                } else {
+                    xerr = isfinite(v) ? fmax(xerr, fabs(v - ref)) : INFINITY;
+                    xref_max = fmax(xref_max, fabs(ref));
+                    sum += v * (1.0 + 0.001 * (si + 3 * sj + k));
+                }
+            }
+        }
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_SUM, gcomm);
+    MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, gcomm);
+    MPI_Allreduce(MPI_IN_PLACE, &ref_max, 1, MPI_DOUBLE, MPI_MAX, gcomm);
+    MPI_Allreduce(MPI_IN_PLACE, &xerr, 1, MPI_DOUBLE, MPI_MAX, gcomm);
+    MPI_Allreduce(MPI_IN_PLACE, &xref_max, 1, MPI_DOUBLE, MPI_MAX, gcomm);
+    MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, gcomm);
+    const double xtol = 30.0 * NP * DBL_EPSILON * xref_max;
+    if (!(xerr <= xtol)) ++bad;
+    const double tol = 30.0 * NP * DBL_EPSILON * ref_max;
+    const int ok = bad == 0 && err <= tol;
+    if (!ok) ++failures;
+    if (me == 0)
+        printf("case %s %s(%c) %s info=%d scalapack_info=%d err=%.3e tol=%.3e xerr=%.3e xtol=%.3e sum=%.17g "
+               "sumtol=%.3e %s\n", grid, name, uplo, fail ? "not-pd" : "pd", info, info_ref, err, tol, xerr, xtol,
+               sum, (tol + xtol) * NP * (NP + NRHS) * w, ok ? "ok" : "FAILED");
+    free(before), free(a.x), free(r.x), free(before_b), free(b.x), free(rb.x);
+}
+
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);
     int np;
@@ -190,6 +302,12 @@ int main(int argc, char** argv) {
                     for (int y = 0; y < 3; ++y, ++n) run_case(ctxt, w, ops[x], ops[y], n % 2 == 0, w == 1 ? real_d : real_z, g);
             same_array_case(ctxt, g);
             illegal_call(ctxt);
+            for (int w = 1; w <= 2; ++w)
+                for (int u = 0; u < 2; ++u) {
+                    potrf_case(ctxt, w, u ? 'U' : 'L', 0, 0, g);
+                    potrf_case(ctxt, w, u ? 'U' : 'L', w == 1 ? 14 : 20, 0, g);
+                    potrf_case(ctxt, w, u ? 'U' : 'L', 0, 1, g);
+                }
             Cblacs_gridexit(ctxt);
         }
         MPI_Comm_free(&gcomm);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""p?gemm_ with CALA_DEVICES through the shim (issue 30, item 4; lib/scalapack/resident_route.hpp).
+"""p?gemm_, p?potrf_ and p?posv_ with CALA_DEVICES through the shim (issue 30, item 4; lib/scalapack/resident_route.hpp).
 
   shim_resident.py --mpiexec M --exe shim_resident --np N --grids 1x2,2x1
       shim_resident (linked with the shim) twice with CALA_DEVICES=host, CALA_SHIM=log and
@@ -7,7 +7,10 @@
       and never (every case on the CPU path); on 1x1 the always run takes the pipelined copies
       (slices of 8 columns), and a third run the whole resident gemm (CALA_SHIM_DEVICE_PIPELINE=0).
       Each run checks itself against ScaLAPACK's own
-      p?gemm_; here: every case's log line names where it ran, and the two runs' sums agree.
+      p?gemm_, p?potrf_ and p?posv_; here: every case's log line names where it ran (p?potrf_ and
+      p?posv_'s factorization: `(resident)` with always on every grid), and the runs' sums agree. Two more runs under the model
+      (CALA_SHIM_DEVICE=model, a device of 10^6 GFLOP/s): copies at 10^6 GB/s (and a network of no
+      cost: at n = 29 the messages would decide) send every p?potrf_ (and p?posv_'s factorization) to the device, copies at 10^-6 GB/s keep it on the CPU, the log line saying both predictions.
       --devices 0: the same on CUDA device 0 (exit 77 where it cannot be opened: no GPU).
   shim_resident.py --mpiexec M --shim libcala_scalapack.so --dropin scalapack_dropin
       a plain ScaLAPACK program, the shim preloaded, CALA_SHIM=log, 2 processes on 1 x 2: the
@@ -26,6 +29,8 @@ import sys
 import mpirun
 
 CASES_PER_GRID = 19  # pdgemm_ and pzgemm_, TRANSA x TRANSB in N, T, C; C := A·Aᵀ with B = A
+POTRF_CASES_PER_GRID = 8  # pdpotrf_ and pzpotrf_, UPLO L and U, positive definite and not
+POSV_CASES_PER_GRID = 4  # pdposv_ and pzposv_, UPLO L and U
 
 
 def run(cmd, env, name):
@@ -37,7 +42,7 @@ def run(cmd, env, name):
 def base_env():
     env = dict(os.environ, OMP_NUM_THREADS="1", CALA_SHIM="log", CALA_SCALAPACK_THRESHOLD="0")
     for k in ("LD_PRELOAD", "CALA_DEVICES", "CALA_SHIM_DEVICE", "CALA_SHIM_DEVICE_GFLOPS", "CALA_SHIM_DEVICE_COPY_GBS",
-              "CALA_VERBOSE"):
+              "CALA_VERBOSE", "CALA_MODEL_LATENCY_US", "CALA_MODEL_BANDWIDTH_GBS"):
         env.pop(k, None)
     return env
 
@@ -50,15 +55,31 @@ def check_program(args):
     errors, sums = [], {}
     grids = args.grids.split(",")
     want = CASES_PER_GRID * len(grids)
+    want_potrf = POTRF_CASES_PER_GRID * len(grids)
+    want_posv = POSV_CASES_PER_GRID * len(grids)
     name = "host#1" if args.devices == "host" else f"cuda:{args.devices}"
     dev = rf"where=device {name} \(resident{{}}\): CALA_SHIM_DEVICE=always"
-    runs = [("never", {"CALA_SHIM_DEVICE": "never"}, r"where=cpu: CALA_SHIM_DEVICE=never")]
+    cpu = r"where=cpu: CALA_SHIM_DEVICE=never"
+    runs = [("never", {"CALA_SHIM_DEVICE": "never"}, cpu, cpu)]
     if args.grids == "1x1":  # one process: the pipelined copies (slices of 8: 4 of C's 29 columns), and not
-        runs += [("always", {"CALA_SHIM_DEVICE": "always", "CALA_SHIM_DEVICE_SLICE": "8"}, dev.format(", pipelined copies")),
-                 ("always-whole", {"CALA_SHIM_DEVICE": "always", "CALA_SHIM_DEVICE_PIPELINE": "0"}, dev.format(""))]
+        runs += [("always", {"CALA_SHIM_DEVICE": "always", "CALA_SHIM_DEVICE_SLICE": "8"}, dev.format(", pipelined copies"),
+                  dev.format("")),
+                 ("always-whole", {"CALA_SHIM_DEVICE": "always", "CALA_SHIM_DEVICE_PIPELINE": "0"}, dev.format(""),
+                  dev.format(""))]
     else:
-        runs += [("always", {"CALA_SHIM_DEVICE": "always"}, dev.format(""))]
-    for mode, extra, where in runs:
+        runs += [("always", {"CALA_SHIM_DEVICE": "always"}, dev.format(""), dev.format(""))]
+    # The model deciding p?potrf_ both ways (p?gemm_'s lines there are not checked: the drop-in run below)
+    model = (r"where={} predicted device \S+ s \(copies \S+ s on this rank\) vs cpu \S+ s{}; this rank's device "
+             r"1e\+06 GFLOP/s, copies {} GB/s$")
+    fast = {"CALA_SHIM_DEVICE": "model", "CALA_SHIM_DEVICE_GFLOPS": "1e6"}
+    if args.devices == "host":
+        # a network of no cost (1e-9 us, 1e9 GB/s): at n = 29 the messages would decide, not the copies
+        runs += [("model-pays", dict(fast, CALA_SHIM_DEVICE_COPY_GBS="1e6", CALA_MODEL_LATENCY_US="1e-9",
+                                     CALA_MODEL_BANDWIDTH_GBS="1e9"), None,
+                  model.format(r"device host#1 \(resident\):", "", r"1e\+06")),
+                 ("model-does-not-pay", dict(fast, CALA_SHIM_DEVICE_COPY_GBS="1e-6"), None,
+                  model.format("cpu:", ": the copies do not pay", "1e-06"))]
+    for mode, extra, where, where_potrf in runs:
         env = dict(base_env(), CALA_DEVICES=args.devices, **extra)
         r = run([args.mpiexec, "-n", args.np, args.exe, args.grids], env, f"shim_resident {mode}")
         if args.devices != "host" and "cannot be opened" in r.out:
@@ -66,17 +87,25 @@ def check_program(args):
         if r.rc != 0 or "shim_resident: all checks passed" not in r.out:
             errors.append(f"{mode}: the program failed (exit status {r.rc})" +
                           (": hung in " + "; ".join(r.where()) if r.hung else ""))
-        got = len(re.findall(r"cala_scalapack log: P[DZ]GEMM .* ran=cala .*" + where, r.out))
+        got = len(re.findall(r"cala_scalapack log: P[DZ]GEMM .* ran=cala .*" + where, r.out)) if where else want
         if got != want:
             errors.append(f"{mode}: {got} calls logged as '{where}', expected {want}")
+        got = len(re.findall(r"cala_scalapack log: P[DZ]POTRF uplo=[LU] n=29 ran=cala .*" + where_potrf, r.out, re.M))
+        if got != want_potrf:
+            errors.append(f"{mode}: {got} p?potrf_ calls logged as '{where_potrf}', expected {want_potrf}")
+        posv = where_potrf.replace("$", "; then potrs on the cpu path$") if where_potrf.endswith("$") else \
+            where_potrf + "; then potrs on the cpu path"
+        got = len(re.findall(r"cala_scalapack log: P[DZ]POSV uplo=[LU] n=29 nrhs=3 ran=cala .*" + posv, r.out, re.M))
+        if got != want_posv:
+            errors.append(f"{mode}: {got} p?posv_ calls logged as '{posv}', expected {want_posv}")
         if len(re.findall(r"cala_scalapack log: PDGEMM .* ran=illegal-argument", r.out)) != len(grids):
             errors.append(f"{mode}: the illegal TRANSA was not reported as such once per grid")
         if len(re.findall(r"illegal TRANSA: C untouched", r.out)) != len(grids):
             errors.append(f"{mode}: C changed by an illegal call")
         sums[mode] = {m.group(1): (float(m.group(2)), float(m.group(3)))
                       for m in re.finditer(r"^case (.*?) err=.* sum=(\S+) sumtol=(\S+)", r.out, re.M)}
-        if len(sums[mode]) != want:
-            errors.append(f"{mode}: {len(sums[mode])} cases printed, expected {want}")
+        if len(sums[mode]) != want + want_potrf + want_posv:
+            errors.append(f"{mode}: {len(sums[mode])} cases printed, expected {want + want_potrf + want_posv}")
     for mode in (m for m in sums if m != "never"):
         for case, (s, tol) in sums[mode].items():
             other = sums["never"].get(case)
