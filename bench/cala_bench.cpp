@@ -79,7 +79,7 @@ int run(int argc, char** argv, int rank) {
         return rank == 0 ? app.exit(e) : app.exit(e, sink, sink);
     } catch (const CLI::Error& e) {  // a subcommand asking for a given exit code
         return e.get_exit_code() != 0 ? e.get_exit_code() : 1;
-    } catch (const cala::MpiError& e) {
+    } catch (const cala::RankError& e) {  // MPI or a device failed on this rank alone: the others wait
         std::fprintf(stderr, "cala-bench: rank %d: %s\n", rank, e.what());
         MPI_Abort(MPI_COMM_WORLD, 2);
     } catch (const cala::Error& e) {

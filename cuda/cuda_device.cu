@@ -507,6 +507,9 @@ void CudaDevice::potrf(device::Scalar s, bool lower, index_t n, void* a, index_t
     im.reserve_work(dev_bytes, host_bytes);
     CALA_CHECK_CUSOLVER(cusolverDnXpotrf(sv.h, sv.params, fill_of(lower), n, t, a, lda, t, sv.work, sv.work_bytes,
                                          host_bytes ? sv.host_work.data() : nullptr, host_bytes, sv.info));
+    // The launch's own error only: a not-ready status left by an earlier query (cudaEventQuery in the
+    // staging slots' poll) is not sticky, and must not fail this rank alone.
+    (void)cudaGetLastError();
     keep_first_info<<<1, 1, 0, im.stream[im.panel]>>>(sv.info, sv.first_info, static_cast<long long>(offset));
     CALA_CHECK_CUDA(cudaGetLastError());
     im.mark(im.panel, blk);

@@ -8,6 +8,6 @@
 #define CALA_CHECK_CUSOLVER(call)                                                                      \
     do {                                                                                               \
         if (const cusolverStatus_t cala_st_ = (call); cala_st_ != CUSOLVER_STATUS_SUCCESS)             \
-            throw ::cala::Error(std::string(__FILE__) + ":" + std::to_string(__LINE__) + ": " + #call + \
+            throw ::cala::DeviceError(std::string(__FILE__) + ":" + std::to_string(__LINE__) + ": " + #call + \
                                 ": cuSOLVER status " + std::to_string(static_cast<int>(cala_st_)));   \
     } while (false)

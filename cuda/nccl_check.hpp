@@ -10,6 +10,6 @@
 #define CALA_CHECK_NCCL(call)                                                                          \
     do {                                                                                               \
         if (const ncclResult_t cala_nr_ = (call); cala_nr_ != ncclSuccess)                             \
-            throw ::cala::Error(std::string(__FILE__) + ":" + std::to_string(__LINE__) + ": " + #call + \
+            throw ::cala::DeviceError(std::string(__FILE__) + ":" + std::to_string(__LINE__) + ": " + #call + \
                                 ": " + ncclGetErrorString(cala_nr_));                                  \
     } while (false)

@@ -17,6 +17,6 @@ std::string describe(const char* file, int line, const char* call, int code) {
 }  // namespace
 
 MpiError::MpiError(const char* file, int line, const char* call, int code)
-    : Error(describe(file, line, call, code)), code_(code) {}
+    : RankError(describe(file, line, call, code)), code_(code) {}
 
 }  // namespace cala

@@ -213,7 +213,7 @@ void pgemm(const Args<T>& x) {
             try {
                 if (dr.pipelined) run_pipelined(dr.dev, op_a, op_b, alpha, av, bv, beta, cv);
                 else run_resident(dr.dev, op_a, op_b, alpha, av, bv, beta, cv, dr.same_ab);
-            } catch (const MpiError&) {
+            } catch (const RankError&) {  // one rank only: the others cannot follow a fallback
                 throw;
             } catch (const Error& e) {  // raised on every rank before C was written back
                 if (g.row == 0 && g.col == 0) say(cat(rout, ": resident: ", e.what(), "; the CPU path computes this call"));

@@ -98,7 +98,7 @@ void cala_or_scalapack(const char* rout, const GridPos& g, Cala&& run, Scalapack
     compute_starts();
     try {
         run();
-    } catch (const MpiError&) {
+    } catch (const RankError&) {  // one rank only: the others cannot follow a fallback
         throw;
     } catch (const Error& e) {
         if (g.row == 0 && g.col == 0) say(std::string(rout) + ": cala: " + e.what() + "; ScaLAPACK computes this call");
@@ -128,6 +128,9 @@ template <class F>
 void guarded(const char* routine, F&& f) noexcept {
     try {
         f();
+    } catch (const RankError& e) {  // this rank alone failed: the others would wait for it forever
+        say(std::string(routine) + ": " + e.what() + "; aborting");
+        MPI_Abort(MPI_COMM_WORLD, 2);
     } catch (const std::exception& e) {
         say(std::string(routine) + ": " + e.what());
     } catch (...) {

@@ -52,7 +52,7 @@ bool factor_routed(const Call& c, Uplo uplo, const MatrixRef<T>& a, int* info, c
         try {
             *info = static_cast<int>(run_resident_potrf(dr.dev, uplo, a));
             factored = true;
-        } catch (const MpiError&) {
+        } catch (const RankError&) {  // one rank only: the others cannot follow a fallback
             throw;
         } catch (const Error& e) {  // raised on every rank before A was written back
             if (c.g.row == 0 && c.g.col == 0) say(cat(c.rout, ": resident: ", e.what(), "; the CPU path computes this call"));
