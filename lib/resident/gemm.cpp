@@ -2,12 +2,10 @@
 //   -> resident_summa_c (engine) -> PanelMover (NCCL | MPI staged) -> Device::gemm
 
 #include <mpi.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 
 #include "cala/gemm.hpp"
 #include "comm/traffic.hpp"
@@ -86,43 +84,6 @@ std::uint64_t resident_fingerprint(Op op_a, Op op_b, T alpha, const ResidentMatr
     return fingerprint(fingerprint(h, &alpha, sizeof alpha), &beta, sizeof beta);
 }
 
-// NCCL where every rank has a CUDA device of its own (no two ranks of one node on one ordinal):
-// NCCL refuses two ranks on one GPU. The same answer on every rank (one allgather).
-bool choose_nccl(const Grid2D& g, const ResidentDevice& d, const ResidentGemmOptions& o, std::string& reason) {
-    const int size = g.comm().size();
-    if (d.is_cuda() == false) {
-        reason = "operands on a HostDevice: panels staged through host memory over MPI";
-        return false;
-    }
-    if (size == 1) {
-        reason = "one rank: no panel travels";
-        return false;
-    }
-    if (o.transport == PanelTransport::Staged) {
-        reason = "transport Staged requested";
-        return false;
-    }
-    if (!detail::device_bcast_available()) {
-        reason = "libcala_cuda has no NCCL: panels staged through host memory over MPI";
-        return false;
-    }
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    const std::uint64_t mine[2] = {std::hash<std::string>{}(host), static_cast<std::uint64_t>(d.ordinal())};
-    std::vector<std::uint64_t> all(2 * static_cast<std::size_t>(size));
-    CALA_CHECK_MPI(MPI_Allgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, g.comm().get()));
-    detail::count_control();
-    for (int r = 0; r < size; ++r)
-        for (int s = r + 1; s < size; ++s)
-            if (all[2 * r] == all[2 * s] && all[2 * r + 1] == all[2 * s + 1]) {
-                reason = detail::cat("ranks ", r, " and ", s, " share CUDA device ", all[2 * r + 1],
-                                     " (NCCL refuses two ranks on one GPU): panels staged through host memory over MPI");
-                return false;
-            }
-    reason = "every rank has a CUDA device of its own: ncclBroadcast from device memory";
-    return true;
-}
-
 }  // namespace
 
 template <class T>
@@ -158,7 +119,7 @@ void gemm(Op op_a, Op op_b, T alpha, const ResidentMatrix<T>& a, const ResidentM
         return;
     }
     std::string reason;
-    const bool nccl = choose_nccl(grid, c.device(), opts, reason);
+    const bool nccl = detail::choose_nccl(grid, c.device(), opts.transport, "operands", reason);
     if (!nccl && opts.transport == PanelTransport::Nccl)
         throw Error("gemm: transport Nccl requested but NCCL cannot serve: " + reason);
     if (!nccl && c.device().is_cuda() && grid.comm().rank() == 0 && grid.comm().size() > 1 &&

@@ -4,11 +4,9 @@
 //   cuBLAS; HostDevice: LAPACK, BLIS)
 
 #include <mpi.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <limits>
 
 #include "cala/resident.hpp"
@@ -60,40 +58,6 @@ std::string check_resident_potrf(Uplo uplo, const ResidentMatrix<T>& a, const Re
     return {};
 }
 
-// As the resident gemm's choice (lib/resident/gemm.cpp): NCCL where every rank has a CUDA device
-// of its own and libcala_cuda has NCCL; the same answer on every rank (one allgather).
-bool choose_nccl(const Grid2D& g, const ResidentDevice& d, PanelTransport t, std::string& reason) {
-    const int size = g.comm().size();
-    if (!d.is_cuda()) {
-        reason = "A on a HostDevice: panels staged through host memory over MPI";
-        return false;
-    }
-    if (t == PanelTransport::Staged) {
-        reason = "transport Staged requested";
-        return false;
-    }
-    if (!detail::device_bcast_available()) {
-        reason = "libcala_cuda has no NCCL: panels staged through host memory over MPI";
-        return false;
-    }
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    const std::uint64_t mine[2] = {std::hash<std::string>{}(host), static_cast<std::uint64_t>(d.ordinal())};
-    std::vector<std::uint64_t> all(2 * static_cast<std::size_t>(size));
-    CALA_CHECK_MPI(MPI_Allgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, g.comm().get()));
-    detail::count_control();
-    for (int r = 0; r < size; ++r)
-        for (int s = r + 1; s < size; ++s)
-            if (all[2 * r] == all[2 * s] && all[2 * r + 1] == all[2 * s + 1]) {
-                reason = detail::cat("ranks ", r, " and ", s, " share CUDA device ", all[2 * r + 1],
-                                     " (NCCL refuses two ranks on one GPU): panels staged through host memory "
-                                     "over MPI");
-                return false;
-            }
-    reason = "every rank has a CUDA device of its own: ncclBroadcast from device memory";
-    return true;
-}
-
 // The first failed minor over all ranks (0: none). Control traffic, like argument agreement.
 index_t agree_info(const Comm& comm, index_t local) {
     std::int64_t v = local > 0 ? local : std::numeric_limits<std::int64_t>::max(), out = 0;
@@ -132,7 +96,7 @@ index_t potrf(Uplo uplo, ResidentMatrix<T>& a, const ResidentPotrfOptions& opts)
         return info;
     }
     std::string reason;
-    const bool nccl = choose_nccl(grid, a.device(), opts.transport, reason);
+    const bool nccl = detail::choose_nccl(grid, a.device(), opts.transport, "A", reason);
     if (!nccl && opts.transport == PanelTransport::Nccl)
         throw Error("potrf: transport Nccl requested but NCCL cannot serve: " + reason);
     if (!nccl && a.device().is_cuda() && comm.rank() == 0 && std::getenv("CALA_RESIDENT_QUIET") == nullptr) {

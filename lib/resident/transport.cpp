@@ -4,7 +4,13 @@
 
 #include "resident/transport.hpp"
 
+#include <mpi.h>
+#include <unistd.h>
+
+#include <functional>
+
 #include "comm/traffic.hpp"
+#include "core/check.hpp"
 #include "resident/stage.hpp"
 
 namespace cala::detail {
@@ -18,6 +24,41 @@ DeviceBcastFactory& bcast_factory() {
 
 void register_device_bcast(DeviceBcastFactory f) { bcast_factory() = std::move(f); }
 bool device_bcast_available() noexcept { return static_cast<bool>(bcast_factory()); }
+
+bool choose_nccl(const Grid2D& g, const ResidentDevice& d, PanelTransport t, const char* what, std::string& reason) {
+    const int size = g.comm().size();
+    if (!d.is_cuda()) {
+        reason = cat(what, " on a HostDevice: panels staged through host memory over MPI");
+        return false;
+    }
+    if (size == 1) {
+        reason = "one rank: no panel travels";
+        return false;
+    }
+    if (t == PanelTransport::Staged) {
+        reason = "transport Staged requested";
+        return false;
+    }
+    if (!device_bcast_available()) {
+        reason = "libcala_cuda has no NCCL: panels staged through host memory over MPI";
+        return false;
+    }
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    const std::uint64_t mine[2] = {std::hash<std::string>{}(host), static_cast<std::uint64_t>(d.ordinal())};
+    std::vector<std::uint64_t> all(2 * static_cast<std::size_t>(size));
+    CALA_CHECK_MPI(MPI_Allgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, g.comm().get()));
+    count_control();
+    for (int r = 0; r < size; ++r)
+        for (int s = r + 1; s < size; ++s)
+            if (all[2 * r] == all[2 * s] && all[2 * r + 1] == all[2 * s + 1]) {
+                reason = cat("ranks ", r, " and ", s, " share CUDA device ", all[2 * r + 1],
+                             " (NCCL refuses two ranks on one GPU): panels staged through host memory over MPI");
+                return false;
+            }
+    reason = "every rank has a CUDA device of its own: ncclBroadcast from device memory";
+    return true;
+}
 
 template <class T>
 PanelMover<T>::PanelMover(device::Device& dev, const Grid2D& grid, bool nccl, int ordinal) : dev_(dev), grid_(grid) {

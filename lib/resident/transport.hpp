@@ -11,10 +11,12 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "cala/comm.hpp"
 #include "cala/grid.hpp"
+#include "cala/resident.hpp"
 #include "device/device.hpp"
 
 namespace cala::detail {
@@ -34,6 +36,11 @@ public:
 using DeviceBcastFactory = std::function<std::unique_ptr<DeviceBcast>(const Comm& comm, int ordinal)>;
 void register_device_bcast(DeviceBcastFactory f);
 bool device_bcast_available() noexcept;
+
+/// Whether panels travel by NCCL: where every rank has a CUDA device of its own (NCCL refuses two
+/// ranks on one GPU), libcala_cuda has NCCL and t is not Staged. The same answer on every rank
+/// (one allgather, counted as control traffic); `reason` says why, naming the operands as `what`.
+bool choose_nccl(const Grid2D& g, const ResidentDevice& d, PanelTransport t, const char* what, std::string& reason);
 
 /// One piece of a step: count elements at device address dev, broadcast from `root` over the
 /// grid's row communicator (along_row) or column communicator; host: its staging slot.
