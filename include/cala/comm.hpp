@@ -17,8 +17,10 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cala/error.hpp"
@@ -55,11 +57,17 @@ struct Handles {
 Handles live_handles() noexcept;
 
 /// A pending non-blocking operation. Move-only; the destructor waits (and never throws).
+///
+/// It holds one or two MPI requests and, for a reduction done over point-to-point messages, a
+/// local step run once both completed (adding the received partial sum; it owns the buffer).
 class Request {
 public:
     Request() = default;
     explicit Request(MPI_Request r);
-    Request(Request&& o) noexcept : r_(o.r_) { o.r_ = MPI_REQUEST_NULL; }
+    Request(MPI_Request a, MPI_Request b, std::function<void()> then);
+    Request(Request&& o) noexcept
+        : r_(std::exchange(o.r_, MPI_REQUEST_NULL)), r2_(std::exchange(o.r2_, MPI_REQUEST_NULL)),
+          then_(std::exchange(o.then_, nullptr)) {}
     Request& operator=(Request&& o) noexcept;
     Request(const Request&) = delete;
     Request& operator=(const Request&) = delete;
@@ -67,10 +75,12 @@ public:
 
     void wait();
     bool test();  ///< true once complete; drives MPI progress
-    bool done() const noexcept { return r_ == MPI_REQUEST_NULL; }
+    bool done() const noexcept { return r_ == MPI_REQUEST_NULL && r2_ == MPI_REQUEST_NULL && !then_; }
 
 private:
-    MPI_Request r_ = MPI_REQUEST_NULL;
+    void finish() noexcept;  ///< both MPI requests done: the local step, once
+    MPI_Request r_ = MPI_REQUEST_NULL, r2_ = MPI_REQUEST_NULL;
+    std::function<void()> then_;
 };
 
 void wait_all(std::span<Request> rs);

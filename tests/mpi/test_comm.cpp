@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <complex>
 #include <cstdlib>
 #include <numeric>
 #include <string>
@@ -58,6 +59,53 @@ TEST_CASE("broadcast, reduce, allreduce and point-to-point are counted as docume
         CHECK(t.msgs() == 4);
         CHECK(t.bytes_sent + t.bytes_recv == 8 * t.words());
     }
+}
+
+TEST_CASE("sums on a two-rank communicator (messages and a local sum): both roots at once, in place or not, completed by test, wait, a move or the destructor") {
+    const Comm world = Comm::borrow(MPI_COMM_WORLD);
+    if (world.size() % 2 != 0) return;  // pairs of ranks
+    const Comm c = world.split(world.rank() / 2, world.rank() % 2);
+    REQUIRE(c.size() == 2);
+    const int me = c.rank();
+    const std::int64_t w = 4099;
+    using Z = std::complex<double>;
+    auto val = [](int r, std::int64_t i) { return Z(0.25 * double(i) + r, 1.5 - double(r) * double(i)); };
+    auto sum = [&](std::int64_t i) { return val(0, i) + val(1, i); };
+    std::vector<Z> a(w), b(w), a_out(w, Z(-7)), all(w);
+    for (std::int64_t i = 0; i < w; ++i) a[i] = b[i] = all[i] = val(me, i);
+    const std::vector<Z> a_in = a;
+    cala::reset_traffic();
+    const auto h0 = cala::live_handles();
+    {
+        // Root 0 not in place, root 1 in place, posted together as a 2.5D panel does.
+        cala::Request ra = c.ireduce_sum(a.data(), a_out.data(), w, 0);
+        cala::Request rb = c.ireduce_sum(b.data(), b.data(), w, 1);
+        cala::Request rall = c.iallreduce_sum(all.data(), w);
+        CHECK(cala::live_handles().requests - h0.requests == 4);  // a message for each reduce, two for the allreduce
+        cala::Request moved = std::move(ra);
+        CHECK(ra.done());
+        while (!rb.test()) {
+        }
+        CHECK(rb.done());
+        rall.wait();
+        CHECK(rall.done());
+        // `moved` completes in its destructor.
+    }
+    CHECK(cala::live_handles() == h0);
+    const auto t = cala::traffic();
+    int bad_a = 0, bad_b = 0, bad_all = 0;
+    for (std::int64_t i = 0; i < w; ++i) {
+        if (me == 0 && a_out[i] != sum(i)) ++bad_a;
+        if (me == 1 && b[i] != sum(i)) ++bad_b;
+        if (all[i] != sum(i)) ++bad_all;  // the same bits on both ranks
+    }
+    CHECK(bad_a == 0);
+    CHECK(bad_b == 0);
+    CHECK(bad_all == 0);
+    CHECK(a == a_in);  // the send buffer is untouched
+    CHECK(t.words() == w + w + 2 * w);  // each reduce w (sent or received), allreduce w each way
+    CHECK(t.msgs() == 4);
+    CHECK(t.bytes_sent + t.bytes_recv == std::int64_t(sizeof(Z)) * t.words());
 }
 
 TEST_CASE("isend/irecv ring: one message each way per rank, none to self") {
