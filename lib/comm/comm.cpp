@@ -182,6 +182,7 @@ Request Comm::ibcast(T* buf, std::int64_t count, int root) const {
 // the messages and the addition 0.4 ms (docs/performance.md, "Stop 40"); a 2.5D or 3D
 // algorithm with two layers reduces a panel or a C block at every step. The words and messages
 // counted are the collective's, as before. kSumTag is used by nothing else.
+namespace {
 constexpr int kSumTag = 32001;
 
 template <class T>
@@ -192,6 +193,7 @@ std::function<void()> add_on_arrival(std::shared_ptr<std::vector<T>> got, T* int
         for (std::size_t i = 0; i < n; ++i) into[i] += g[i];
     };
 }
+}  // namespace
 
 template <class T>
 Request Comm::ireduce_sum(const T* send, T* recv, std::int64_t count, int root) const {
