@@ -135,7 +135,12 @@ TEST_CASE_TEMPLATE("resident potrf on CUDA devices matches HostDevice memory and
         if (world.size() % p) continue;
         const Grid2D g(world, p, world.size() / p);
         for (Uplo uplo : {Uplo::Lower, Uplo::Upper})
-            for (PanelTransport tr : {PanelTransport::Auto, PanelTransport::Staged}) potrf_case<T>(g, gpu, uplo, tr);
+            for (PanelTransport tr : {PanelTransport::Auto, PanelTransport::Staged}) {
+                if (std::getenv("CALA_TEST_TRACE"))  // which case a hang is in (scripts/gpu/check resident2)
+                    std::fprintf(stderr, "rank %d: potrf case grid %dx%d %s %s\n", world.rank(), g.p(), g.q(),
+                                 uplo == Uplo::Lower ? "L" : "U", tr == PanelTransport::Auto ? "auto" : "staged");
+                potrf_case<T>(g, gpu, uplo, tr);
+            }
     }
 }
 
