@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "support/oversubscribed.hpp"
+
 int main(int argc, char** argv) {
     int provided = 0;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
@@ -24,6 +26,8 @@ int main(int argc, char** argv) {
         MPI_Finalize();
         return 2;
     }
+    if (cala::test::yield_in_waits() && rank == 0)
+        std::fprintf(stderr, "oversubscribed: %d ranks, waits yield their core (tests/support/oversubscribed.cpp)\n", size);
     if (provided < MPI_THREAD_FUNNELED && rank == 0)
         std::fprintf(stderr, "MPI provides thread level %d < MPI_THREAD_FUNNELED\n", provided);
     doctest::Context ctx(argc, argv);
