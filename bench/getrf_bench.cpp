@@ -43,6 +43,7 @@ struct GetrfArgs {
     std::string grid, compare = "none", type = "d";
     int runs = 5, threads = 0, lookahead = 1;
     bool count_only = false;
+    std::string trace, matrix = "random";
     std::string threads_from;
 };
 
@@ -93,6 +94,12 @@ void run_getrf(const GetrfArgs& args, int p, int q) {
     const std::uint64_t seed = fresh_seed(comm);
     DistMatrix<T> a0(grid, n, n, nb, nb), a(grid, n, n, nb, nb);
     fill_random<T>(a0, seed);
+    if (args.matrix == "dominant") {  // n added to the diagonal: partial pivoting swaps no row
+        const BlockCyclic& l = a0.layout();
+        for (index_t j = 0; j < a0.n_loc(); ++j)
+            for (index_t i = 0; i < a0.m_loc(); ++i)
+                if (l.rows.to_global(i, grid.row()) == l.cols.to_global(j, grid.col())) a0.local(i, j) += T(double(n));
+    }
     const double flops = (is_complex_v<T> ? 8.0 : 2.0) / 3.0 * double(n) * double(n) * double(n);
     const LuOptions opts{.lookahead = args.lookahead};
 
@@ -122,13 +129,18 @@ void run_getrf(const GetrfArgs& args, int p, int q) {
         (tr.words() != model.words || tr.words_recv != model.words_recv || tr.msgs() != model.msgs) ? 1 : 0;
     nlohmann::ordered_json j = {
         {"bench", "getrf"}, {"type", args.type}, {"n", n}, {"nb", nb},
-        {"grid", std::to_string(p) + "x" + std::to_string(q)}, {"variant", to_string(LuVariant::TwoD)},
+        {"grid", std::to_string(p) + "x" + std::to_string(q)}, {"matrix", args.matrix}, {"variant", to_string(LuVariant::TwoD)},
         {"lookahead", args.lookahead}, {"ranks", grid.comm().size()}, {"threads", args.threads},
         {"threads_from", args.threads_from}, {"runs", args.count_only ? 1 : args.runs}, {"info", info},
         {"words_max", max_over_ranks(tr.words(), comm)}, {"words_model_max", max_over_ranks(model.words, comm)},
         {"msgs_max", max_over_ranks(tr.msgs(), comm)}, {"msgs_model_max", max_over_ranks(model.msgs, comm)},
         {"ranks_model_mismatch", max_over_ranks(mismatch, comm) > 0 ? "yes" : "none"},
     };
+    if (!args.trace.empty() && !args.count_only) {
+        copy_local<T>(a0, a);
+        j["trace_file"] = args.trace;
+        j["trace_time_s"] = traced_run(comm, args.trace, [&] { getrf<T>(a, ipiv, opts); });
+    }
     if (!args.count_only) {
         j["time_s"] = tc.best();
         j["time_median_s"] = tc.median();
@@ -180,6 +192,13 @@ void add_getrf_command(CLI::App& app) {
     cmd->add_option("--compare", args->compare, "reference to run on the same data")
         ->check(CLI::IsMember({"none", "scalapack"}))->capture_default_str();
     cmd->add_option("--type", args->type, "element type: d, s, z, c")->check(CLI::IsMember({"d", "s", "z", "c"}))->capture_default_str();
+    cmd->add_option("--matrix", args->matrix,
+                    "random (entries in [-1, 1): rows move at every step) or dominant (n added to the diagonal: "
+                    "partial pivoting moves none, as in tests/scalapack/abi_solve)")
+        ->check(CLI::IsMember({"random", "dominant"}))
+        ->capture_default_str();
+    cmd->add_option("--trace", args->trace,
+                    "one more run after the timed ones, traced: a Chrome/Perfetto trace of every rank to FILE");
     cmd->add_flag("--count-only", args->count_only, "one untimed run: measured and modeled words and messages");
     cmd->callback([args] { run(*args); });
 }

@@ -16,6 +16,7 @@
 #include <complex>
 #include <utility>
 
+#include "core/trace.hpp"
 #include "core/workspace.hpp"
 #include "kernels/blas.hpp"
 #include "kernels/lapack_lu.hpp"
@@ -24,6 +25,9 @@
 namespace cala::detail {
 
 namespace {
+
+using trace::Kind;
+using trace::Span;
 
 template <class T>
 class LuEngine {
@@ -114,6 +118,7 @@ private:
             T* pan = a_ + s.lc0 * lda_;
             if (g_.p() == 1) {
                 std::vector<index_t> piv;
+                Span sp(Kind::Panel, "getrf");
                 kernels::getrf(m_loc_ - s.lr0, kb, pan + s.lr0, lda_, piv);
                 kernels::copy(Op::N, kb, kb, pan + s.lr0, lda_, s.top.data(), kb);
                 for (index_t i = 0; i < kb; ++i)
@@ -121,10 +126,18 @@ private:
                                s.top.data() + i + (kb + 1) * kb);
             } else {
                 tournament(g_, s.l, r_, colc_, a_, lda_, s.top.data());
-                colc_.ibcast(s.top.data(), words, s.pr).wait();
+                {
+                    Span sp(Kind::Bcast, "L11U11");
+                    colc_.ibcast(s.top.data(), words, s.pr).wait();
+                }
                 decode(s);
-                exchange_rows(g_.rows, r_, colc_, kb, step_moves(ipiv_, s.k0, kb), a_, lda_, ColRanges{{s.lc0, kb}}, xw_);
+                {
+                    Span sp(Kind::Bcast, "exchange panel");
+                    exchange_rows(g_.rows, r_, colc_, kb, step_moves(ipiv_, s.k0, kb), a_, lda_, ColRanges{{s.lc0, kb}},
+                                  xw_);
+                }
                 if (r_ == s.pr) kernels::copy(Op::N, kb, kb, s.top.data(), kb, pan + s.lr0, lda_);
+                Span sp(Kind::Trsm, "L21");
                 kernels::trsm_right_upper_lu(s.mrest, kb, s.top.data(), kb, pan + s.lrb, lda_);
             }
             kernels::copy(Op::N, s.mrest, kb, pan + s.lrb, lda_, s.lb.data(), std::max<index_t>(1, s.mrest));
@@ -144,7 +157,10 @@ private:
     // I (along the row) in, X on the other columns, P (U12), B (U12 down the column), both in.
     void rest(Step& s) {
         const index_t kb = s.kb;
-        s.rtop.wait();
+        {
+            Span sp(Kind::Wait, "pivots");
+            s.rtop.wait();
+        }
         decode(s);
         const auto zero = static_cast<index_t>(std::real(s.top[kb * (kb + 2)]));
         if (info_ == 0 && zero > 0) info_ = s.k0 + zero;
@@ -158,13 +174,18 @@ private:
         } else if (n_loc_ > 0) {
             cols.emplace_back(0, n_loc_);
         }
-        exchange_rows(g_.rows, r_, colc_, kb, step_moves(ipiv_, s.k0, kb), a_, lda_, cols, xw_);
+        {
+            Span sp(Kind::Bcast, "exchange");
+            exchange_rows(g_.rows, r_, colc_, kb, step_moves(ipiv_, s.k0, kb), a_, lda_, cols, xw_);
+        }
         if (r_ == s.pr && s.nrest > 0) {
             T* u12 = a_ + s.lr0 + s.lcr * lda_;
+            Span sp(Kind::Trsm, "U12");
             kernels::trsm(true, true, Op::N, true, kb, s.nrest, T(1), s.top.data(), kb, u12, lda_);
             kernels::copy(Op::N, kb, s.nrest, u12, lda_, s.ub.data(), kb);
         }
         s.ru = colc_.ibcast(s.ub.data(), kb * s.nrest, s.pr);
+        Span sp(Kind::Wait, "L21, U12");
         if (c_ != s.pc) s.rl.wait();
         if (r_ != s.pr) s.ru.wait();
     }
@@ -198,6 +219,7 @@ private:
         const index_t ldl = std::max<index_t>(1, m);
         const index_t chunk = std::max<index_t>(256, ((index_t{1} << 24) / std::max<index_t>(1, nc * kb) + 15) / 16 * 16);
         for (index_t i = 0; i < m; i += chunk) {
+            Span sp(Kind::Gemm, "update");
             kernels::gemm(Op::N, Op::N, std::min(chunk, m - i), nc, kb, T(-1), s.lb.data() + i, ldl,
                           s.ub.data() + (c0 - s.lcr) * kb, kb, T(1), a_ + s.lrb + i + c0 * lda_, lda_);
             poll();

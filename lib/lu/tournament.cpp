@@ -12,6 +12,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/trace.hpp"
 #include "core/workspace.hpp"
 #include "kernels/blas.hpp"
 #include "kernels/lapack_lu.hpp"
@@ -39,6 +40,7 @@ namespace {
 template <class T>
 void select(index_t kb, index_t R, const T* v, index_t ldv, const std::vector<index_t>& idx, T* set, T* lu) {
     const index_t keep = std::min(R, kb);
+    trace::Span sp(trace::Kind::Panel, "tournament getrf");
     std::vector<index_t> perm(static_cast<std::size_t>(R));
     for (index_t i = 0; i < R; ++i) perm[static_cast<std::size_t>(i)] = i;
     if (R > 0) {
@@ -99,12 +101,16 @@ void tournament(const LuGeom& g, index_t l, int r, const Comm& col_comm, const T
     for (int s = 1; s < pp; s *= 2) {
         if (v % (2 * s) == s) {
             Request q = col_comm.isend(set.data(), words, (v - s + root) % pp, kTag);
+            trace::Span sp(trace::Kind::Wait, "candidates sent");
             q.wait();
             break;
         }
         if (v + s >= pp) continue;
         Request q = col_comm.irecv(other.data(), words, (v + s + root) % pp, kTag);
-        q.wait();
+        {
+            trace::Span sp(trace::Kind::Wait, "candidates");
+            q.wait();
+        }
         ++got;
         std::vector<index_t> ids;
         index_t n = stack(kb, set.data(), both.data(), 2 * kb, 0, ids);

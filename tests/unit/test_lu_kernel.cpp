@@ -1,0 +1,135 @@
+// kernels::getrf (the recursive panel LU) against LAPACK's own getrf (kernels::getrf_lapack):
+// every type, tall, square, wide, tiny and empty blocks, padded leading dimensions, exactly zero
+// columns (LAPACK's info) and tiny pivots. Fresh random entries each run.
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/lapack_lu.hpp"
+
+using cala::index_t;
+using cala::real_t;
+
+namespace {
+
+template <class T>
+T rnd(std::mt19937_64& g) {
+    std::uniform_real_distribution<real_t<T>> u(-1, 1);
+    if constexpr (cala::is_complex_v<T>) return T(u(g), u(g));
+    else return u(g);
+}
+
+// ‖P·A − L·U‖_F / (‖A‖_F · max(m, n) · eps) for the factors f (ld lda) of a (ld lda) with ipiv.
+template <class T>
+double backward_error(index_t m, index_t n, const std::vector<T>& a, const std::vector<T>& f, index_t lda,
+                      const std::vector<index_t>& ipiv) {
+    std::vector<T> pa(a);
+    for (std::size_t i = 0; i < ipiv.size(); ++i)
+        for (index_t j = 0; j < n; ++j)
+            std::swap(pa[static_cast<index_t>(i) + j * lda], pa[ipiv[i] + j * lda]);
+    const index_t k = std::min(m, n);
+    double num = 0, den = 0;
+    for (index_t j = 0; j < n; ++j)
+        for (index_t i = 0; i < m; ++i) {
+            T s = T(0);
+            for (index_t t = 0; t <= std::min({i, j, k - 1}); ++t) {
+                const T l = t == i ? T(1) : f[i + t * lda];
+                s += l * f[t + j * lda];
+            }
+            num += std::norm(pa[i + j * lda] - s);
+            den += std::norm(a[i + j * lda]);
+        }
+    if (den == 0) return 0;
+    return std::sqrt(num / den) / (double(std::max(m, n)) * double(std::numeric_limits<real_t<T>>::epsilon()));
+}
+
+template <class T>
+void check_shape(std::mt19937_64& g, index_t m, index_t n, index_t pad, const std::vector<index_t>& zero_cols) {
+    CAPTURE(m);
+    CAPTURE(n);
+    CAPTURE(pad);
+    const index_t lda = std::max<index_t>(1, m + pad);
+    std::vector<T> a(static_cast<std::size_t>(lda * std::max<index_t>(n, 1)));
+    for (T& x : a) x = rnd<T>(g);
+    for (index_t c : zero_cols)
+        if (c < n)
+            for (index_t i = 0; i < m; ++i) a[i + c * lda] = T(0);
+    std::vector<T> mine(a), ref(a);
+    std::vector<index_t> pm, pr;
+    const index_t im = cala::kernels::getrf(m, n, mine.data(), lda, pm);
+    const index_t ir = cala::kernels::getrf_lapack(m, n, ref.data(), lda, pr);
+    CHECK(im == ir);
+    REQUIRE(pm.size() == static_cast<std::size_t>(std::min(m, n)));
+    // Partial pivoting's pivots: LAPACK's exactly in double (a near tie within rounding has
+    // probability about eps per column); in float, |L| <= 1 shows the pivot was a largest one
+    // (sqrt(2) for complex: the pivot is the largest by |re| + |im|, LAPACK's measure).
+    if constexpr (std::is_same_v<real_t<T>, double>) CHECK(pm == pr);
+    const index_t k = std::min(m, n);
+    double lmax = 0;
+    for (index_t j = 0; j < k; ++j)
+        for (index_t i = j + 1; i < m; ++i) lmax = std::max(lmax, double(std::abs(mine[i + j * lda])));
+    const double bound = cala::is_complex_v<T> ? std::sqrt(2.0) : 1.0;
+    CHECK(lmax <= bound * (1.0 + 4 * double(std::numeric_limits<real_t<T>>::epsilon())));
+    CHECK(backward_error(m, n, a, mine, lda, pm) < 4.0);
+    // The padding rows below m are not touched.
+    for (index_t j = 0; j < n; ++j)
+        for (index_t i = m; i < lda; ++i) CHECK(mine[i + j * lda] == a[i + j * lda]);
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("kernels::getrf matches LAPACK's getrf", T, float, double, std::complex<float>,
+                   std::complex<double>) {
+    std::mt19937_64 g(std::random_device{}());
+    struct Shape {
+        index_t m, n, pad;
+    };
+    const Shape shapes[] = {{0, 0, 0},  {0, 5, 0},   {5, 0, 2},   {1, 1, 0},    {1, 7, 1},  {7, 1, 0},
+                            {8, 8, 3},  {9, 9, 0},   {17, 17, 1}, {64, 64, 0},  {65, 33, 2}, {200, 64, 5},
+                            {333, 100, 0}, {50, 130, 1}, {1000, 40, 0}, {129, 128, 7}};
+    for (const Shape& s : shapes) check_shape<T>(g, s.m, s.n, s.pad, {});
+}
+
+TEST_CASE_TEMPLATE("kernels::getrf reports the first exactly zero pivot as LAPACK does", T, double,
+                   std::complex<double>) {
+    std::mt19937_64 g(std::random_device{}());
+    // Columns at a leaf's start, inside a leaf, at a recursion split, and the last one.
+    check_shape<T>(g, 100, 64, 0, {0});
+    check_shape<T>(g, 100, 64, 0, {3, 9, 33});
+    check_shape<T>(g, 64, 64, 1, {16, 63});
+    check_shape<T>(g, 30, 50, 0, {29, 40});
+    // A column that is zero below a nonzero top entry still pivots (nonzero pivot, no info).
+    const index_t m = 40, n = 24;
+    std::vector<T> a(static_cast<std::size_t>(m * n));
+    for (T& x : a) x = rnd<T>(g);
+    for (index_t j = 0; j < n; ++j)
+        for (index_t i = 0; i < m; ++i)
+            if (j == 5) a[i + j * m] = T(0);
+    std::vector<T> mine(a), ref(a);
+    std::vector<index_t> pm, pr;
+    CHECK(cala::kernels::getrf(m, n, mine.data(), m, pm) == cala::kernels::getrf_lapack(m, n, ref.data(), m, pr));
+    CHECK(pm == pr);
+}
+
+TEST_CASE("kernels::getrf divides by a tiny pivot instead of multiplying by its reciprocal") {
+    // A pivot below the smallest normal number: 1/pivot overflows, LAPACK divides instead.
+    const index_t m = 12, n = 12;
+    std::mt19937_64 g(std::random_device{}());
+    std::vector<double> a(static_cast<std::size_t>(m * n));
+    for (double& x : a) x = rnd<double>(g) * 1e-310;
+    std::vector<double> mine(a), ref(a);
+    std::vector<index_t> pm, pr;
+    CHECK(cala::kernels::getrf(m, n, mine.data(), m, pm) == cala::kernels::getrf_lapack(m, n, ref.data(), m, pr));
+    CHECK(pm == pr);
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+        CHECK(std::isfinite(mine[i]));
+        CHECK(std::abs(mine[i] - ref[i]) <= 1e-12 * std::max(1.0, std::abs(ref[i])));
+    }
+}
