@@ -37,6 +37,7 @@ struct GeqrfArgs {
     std::string grid, compare = "none", type = "d";
     int runs = 3, threads = 0, lookahead = 1;
     bool count_only = false;
+    std::string trace;
     std::string threads_from;
 };
 
@@ -115,6 +116,11 @@ void run_geqrf(const GeqrfArgs& args, int p, int q) {
         {"ranks_model_mismatch", max_over_ranks(mismatch, comm) > 0 ? "yes" : "none"},
         {"extra_bytes_max", max_over_ranks(extra, comm)}, {"extra_bytes_model_max", max_over_ranks(model.extra_bytes, comm)},
     };
+    if (!args.trace.empty() && !args.count_only) {
+        copy_local<T>(a0, a);
+        j["trace_file"] = args.trace;
+        j["trace_time_s"] = traced_run(comm, args.trace, [&] { geqrf<T>(a, tau, opts); });
+    }
     if (!args.count_only) {
         j["time_s"] = tc.best();
         j["time_median_s"] = tc.median();
@@ -165,6 +171,8 @@ void add_geqrf_command(CLI::App& app) {
     cmd->add_option("--compare", args->compare, "reference to run on the same data")
         ->check(CLI::IsMember({"none", "scalapack"}))->capture_default_str();
     cmd->add_option("--type", args->type, "element type: d, s, z, c")->check(CLI::IsMember({"d", "s", "z", "c"}))->capture_default_str();
+    cmd->add_option("--trace", args->trace,
+                    "one more run after the timed ones, traced: a Chrome/Perfetto trace of every rank to FILE");
     cmd->add_flag("--count-only", args->count_only, "one untimed run: measured and modeled words and messages");
     cmd->callback([args] { run(*args); });
 }

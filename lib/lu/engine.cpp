@@ -174,10 +174,7 @@ private:
         } else if (n_loc_ > 0) {
             cols.emplace_back(0, n_loc_);
         }
-        {
-            Span sp(Kind::Bcast, "exchange");
-            exchange_rows(g_.rows, r_, colc_, kb, step_moves(ipiv_, s.k0, kb), a_, lda_, cols, xw_);
-        }
+        exchange_rows(g_.rows, r_, colc_, kb, step_moves(ipiv_, s.k0, kb), a_, lda_, cols, xw_);
         if (r_ == s.pr && s.nrest > 0) {
             T* u12 = a_ + s.lr0 + s.lcr * lda_;
             Span sp(Kind::Trsm, "U12");

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/trace.hpp"
 #include "core/workspace.hpp"
 #include "kernels/blas.hpp"
 #include "lu/engine.hpp"
@@ -114,6 +115,7 @@ void exchange_rows(const Dist1D& rows, int r, const Comm& col_comm, index_t kb, 
     // Sized for the most a step can move (kb rows each way), whatever the pivots.
     ws.reserve(kb * w);
     std::vector<Request> reqs;
+    std::int64_t t0 = trace::on() ? trace::now_ns() : 0;
     index_t off = 0;
     for (int q = 0; q < p; ++q) {
         const auto& rs = in[static_cast<std::size_t>(q)];
@@ -141,7 +143,12 @@ void exchange_rows(const Dist1D& rows, int r, const Comm& col_comm, index_t kb, 
         for (std::size_t i = 0; i < local.size(); ++i) tmp[i] = col[local[i].second];
         for (std::size_t i = 0; i < local.size(); ++i) col[local[i].first] = tmp[i];
     });
-    wait_all(reqs);
+    if (trace::on()) trace::record(trace::Kind::Bcast, "pack, local moves", t0, trace::now_ns());
+    {
+        trace::Span sp(trace::Kind::Wait, "exchange");
+        wait_all(reqs);
+    }
+    trace::Span sp(trace::Kind::Bcast, "unpack");
     off = 0;
     for (int q = 0; q < p; ++q) {
         const auto& rs = in[static_cast<std::size_t>(q)];

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 
+#include "core/trace.hpp"
 #include "core/workspace.hpp"
 #include "kernels/blas.hpp"
 #include "kernels/lapack_qr.hpp"
@@ -41,6 +42,7 @@ void geqrf_engine(const QrGeom& g, int r, int c, const Comm& row, const Comm& co
 
     auto factor = [&](index_t l, int slot) {
         req[slot].wait();
+        trace::Span sp(trace::Kind::Panel, "factor");
         const index_t w = g.w(l), mr = g.panel_rows(l, r);
         T* pa = a + g.row0(l, r) + g.cols.local_before(g.c0(l), c) * lda;
         factor_panel(g, l, r, col, pa, lda, slots[slot] + w * w, std::max<index_t>(1, mr), slots[slot], tau_l.data(),
@@ -74,19 +76,28 @@ void geqrf_engine(const QrGeom& g, int r, int c, const Comm& row, const Comm& co
             const index_t n1 = std::min(cb, nc - j);
             if (mr == 0) kernels::scale(w, n1, T(0), wbuf + j * w, w);
             for (index_t i = 0; i < mr; i += rb) {
-                kernels::gemm(Op::C, Op::N, w, n1, std::min(rb, mr - i), T(1), v + i, ldv, ac + i + j * lda, lda,
-                              T(i == 0 ? 0 : 1), wbuf + j * w, w);
+                {
+                    trace::Span sp(trace::Kind::Gemm, "W = V^H A");
+                    kernels::gemm(Op::C, Op::N, w, n1, std::min(rb, mr - i), T(1), v + i, ldv, ac + i + j * lda, lda,
+                                  T(i == 0 ? 0 : 1), wbuf + j * w, w);
+                }
                 poll();
             }
         }
-        if (reduce) col.iallreduce_sum(wbuf, w * nc).wait();
+        if (reduce) {
+            trace::Span sp(trace::Kind::Bcast, "allreduce W");
+            col.iallreduce_sum(wbuf, w * nc).wait();
+        }
         if (mr == 0) return;
         kernels::gemm(Op::C, Op::N, w, nc, w, T(1), t, w, wbuf, w, T(0), zbuf, w);
         for (index_t j = 0; j < nc; j += cb) {
             const index_t n1 = std::min(cb, nc - j);
             for (index_t i = 0; i < mr; i += rb) {
-                kernels::gemm(Op::N, Op::N, std::min(rb, mr - i), n1, w, T(-1), v + i, ldv, zbuf + j * w, w, T(1),
-                              ac + i + j * lda, lda);
+                {
+                    trace::Span sp(trace::Kind::Gemm, "A -= V Z");
+                    kernels::gemm(Op::N, Op::N, std::min(rb, mr - i), n1, w, T(-1), v + i, ldv, zbuf + j * w, w, T(1),
+                                  ac + i + j * lda, lda);
+                }
                 poll();
             }
         }
@@ -96,7 +107,10 @@ void geqrf_engine(const QrGeom& g, int r, int c, const Comm& row, const Comm& co
     post(0, 0);
     for (index_t l = 0; l < kt; ++l) {
         const int slot = static_cast<int>(l % 2);
-        if (c != g.co(l)) req[slot].wait();
+        if (c != g.co(l)) {
+            trace::Span sp(trace::Kind::Wait, "panel");
+            req[slot].wait();
+        }
         const index_t j0 = g.trail0(l, c), nt = g.trail(l, c);
         const bool next = l + 1 < kt;
         // Receivers join step l+1's broadcast now (its slot was retired with step l-1), so that
