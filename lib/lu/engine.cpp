@@ -66,6 +66,7 @@ public:
         }
         for (Step& s : st_) retire(s);
         if (g_.p() == 1) swap_left();
+        else permute_left();
         return info_;
     }
 
@@ -164,16 +165,10 @@ private:
         decode(s);
         const auto zero = static_cast<index_t>(std::real(s.top[kb * (kb + 2)]));
         if (info_ == 0 && zero > 0) info_ = s.k0 + zero;
+        // The columns right of the panel; those left of it (L's) wait for swap_left() (one process
+        // row) or permute_left() at the end.
         ColRanges cols;
-        if (g_.p() == 1) {
-            // One process row: the columns left of the panel wait for swap_left() at the end.
-            if (s.nrest > 0) cols.emplace_back(s.lcr, s.nrest);
-        } else if (c_ == s.pc) {
-            if (s.lc0 > 0) cols.emplace_back(0, s.lc0);
-            if (n_loc_ > s.lc0 + kb) cols.emplace_back(s.lc0 + kb, n_loc_ - s.lc0 - kb);
-        } else if (n_loc_ > 0) {
-            cols.emplace_back(0, n_loc_);
-        }
+        if (s.nrest > 0) cols.emplace_back(s.lcr, s.nrest);
         exchange_rows(g_.rows, r_, colc_, kb, step_moves(ipiv_, s.k0, kb), a_, lda_, cols, xw_);
         if (r_ == s.pr && s.nrest > 0) {
             T* u12 = a_ + s.lr0 + s.lcr * lda_;
@@ -207,6 +202,20 @@ private:
                 if (w != i) std::swap(col[i], col[w]);
             }
         }
+    }
+
+    // p > 1: the interchanges of L's columns deferred from rest(), block by block, the last first:
+    // block b's columns take the composite of steps b+1, b+2, ... at once (DeferredMoves), one
+    // message each way between process rows that exchange rows. Each row of L moves at most
+    // once per block, and its columns are walked once (per step, each swap was a cache miss).
+    void permute_left() {
+        for_each_deferred_group(g_, c_, ipiv_, [&](const std::vector<index_t>& blocks, const std::vector<Moves>& moves) {
+            std::vector<RowPermutation> parts;
+            for (std::size_t i = 0; i < blocks.size(); ++i)
+                parts.push_back({&moves[i], g_.cols.to_local(g_.start(blocks[i])), g_.width(blocks[i])});
+            Span sp(Kind::Bcast, "deferred interchanges");
+            permute_rows<T>(g_.rows, r_, colc_, parts, a_, lda_, xw_);
+        });
     }
 
     // U on my columns [c0, c1) (local, right of the panel): row chunks with MPI polled between.

@@ -3,6 +3,7 @@
 // the schedule) and the pieces getrs shares with it: the interchanges of one step (only the rows
 // that change place move: exchange.cpp) and the tournament (tournament.cpp).
 
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -48,6 +49,21 @@ using ColRanges = std::vector<std::pair<index_t, index_t>>;
 template <class T>
 void exchange_rows(const Dist1D& rows, int r, const Comm& col_comm, index_t kb, const Moves& moves, T* a, index_t lda,
                    const ColRanges& cols, ExchangeBuffers<T>& ws);
+
+/// One general row permutation (position, source; global rows, the same on every rank) of the
+/// local columns [c0, c0 + w).
+struct RowPermutation {
+    const Moves* moves;
+    index_t c0, w;
+};
+
+/// Applies `parts` (disjoint column ranges) to a on process row r of `rows`: one message each way
+/// between process rows that exchange rows in any part (permute_counts, summed over the parts:
+/// rows x w words), local copies otherwise. Collective over col_comm. getrf's deferred
+/// interchanges of L's columns.
+template <class T>
+void permute_rows(const Dist1D& rows, int r, const Comm& col_comm, std::span<const RowPermutation> parts, T* a,
+                  index_t lda, ExchangeBuffers<T>& ws);
 
 /// Step T and the decision of step I on the ranks of process column pc(l): the tournament over
 /// col_comm. On the root (process row ro(l)) `top` (kb x (kb+2), ld kb) receives L11\U11 of the

@@ -22,6 +22,7 @@
 //   U  A22 -= L21·U12 on my rows below the block and columns right of the panel
 
 #include <algorithm>
+#include <functional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -46,6 +47,14 @@ struct ExchangeCounts {
     std::vector<index_t> to_d, from_d;
 };
 ExchangeCounts exchange_counts(const Dist1D& rows, index_t k0, index_t kb, const Moves& moves);
+
+/// The messages of a general row permutation over the p process rows (permute_rows): process row
+/// `row` sends send[q] rows to process row q and receives recv[q] rows from it (0 for q == row:
+/// those moves are local copies).
+struct PermuteCounts {
+    std::vector<index_t> send, recv;
+};
+PermuteCounts permute_counts(const Dist1D& rows, int row, const Moves& moves);
 
 struct LuGeom {
     Dist1D rows, cols;
@@ -86,5 +95,34 @@ struct LuGeom {
         return t;
     }
 };
+
+/// The interchanges of L's columns deferred to the end of getrf on p > 1 process rows (on one,
+/// swap_left does it in place): block b's columns (panel b, final after step b but for the later
+/// steps' interchanges) take, at every row x, the row that steps b+1, b+2, ... bring to x:
+/// sigma_b(x) = mu_{b+1}(mu_{b+2}(...(x))), mu_l(x) the source of position x in step l's moves.
+/// Walked backwards (back_to(steps - 2), ..., back_to(0)), each step in O(kb); moves() lists
+/// sigma_b's non-identity entries in O(m). Every rank computes the same, from ipiv alone.
+class DeferredMoves {
+public:
+    DeferredMoves(const LuGeom& g, std::span<const index_t> ipiv);
+    /// Now sigma_b: step b+1's moves composed in (call with b = steps - 2 down to 0, in order).
+    void back_to(index_t b);
+    /// sigma_b's moves (position, source), by position (all positions >= start(b + 1)).
+    Moves moves() const;
+
+private:
+    const LuGeom& g_;
+    std::span<const index_t> ipiv_;
+    std::vector<index_t> src_, inv_;  // sigma_b and its inverse over rows [0, m)
+    index_t from_ = 0;                // start(b + 1): rows above never move
+};
+
+/// The deferred interchanges of process column c in messages: the blocks b it owns whose
+/// composite (DeferredMoves) moves any row, the last first, consecutive ones in one group while the
+/// group's rows x widths stay within one step's exchange buffer (nb x the column's local width; a
+/// larger block alone). fn(blocks, their moves) per group, in order. The same groups on every rank
+/// of the column.
+using DeferredGroupFn = std::function<void(const std::vector<index_t>& blocks, const std::vector<Moves>& moves)>;
+void for_each_deferred_group(const LuGeom& g, int c, std::span<const index_t> ipiv, const DeferredGroupFn& fn);
 
 }  // namespace cala::detail

@@ -129,9 +129,10 @@ Cost getrf_cost(const BlockCyclic& a, const LuOptions& opts, int row, int col, s
         // I, second half: along every row, L11\U11 only to row pr (kb x (kb+2) + 1), the
         // interchanges and the zero pivot to the others (2·kb + 1).
         t.bcast(row == pr ? words + 1 : 2 * kb + 1, q, col == pc);
-        // X: the panel's columns (in the panel step), then the others.
+        // X: the panel's columns (in the panel step), then those right of the panel (L's wait for
+        // the end).
         if (col == pc) exchange(t, g.rows, ipiv, k0, kb, kb, row);
-        exchange(t, g.rows, ipiv, k0, kb, col == pc ? n_loc - kb : n_loc, row);
+        exchange(t, g.rows, ipiv, k0, kb, nrest, row);
         if (row == pr) t.c.flops += fm / 2 * double(kb) * double(kb) * double(nrest);
         t.bcast(mrest * kb, q, col == pc);
         t.bcast(kb * nrest, p, row == pr);
@@ -139,6 +140,42 @@ Cost getrf_cost(const BlockCyclic& a, const LuOptions& opts, int row, int col, s
         live = std::max<std::int64_t>(live, words + 2 * kb * n_loc);
         live = std::max<std::int64_t>(live, words + mrest * kb + kb * nrest);
         peak = std::max(peak, live);
+    }
+    // p > 1: L's columns take the later steps' interchanges at the end (the engine's permute_left):
+    // given the pivots, the rows each group of blocks moves between process rows, one message per
+    // peer and direction; without them, per block at most 2·(the later steps' widths) rows of
+    // mine each way, to each of the p - 1 other rows.
+    if (p > 1 && !ipiv.empty()) {
+        detail::for_each_deferred_group(g, col, ipiv, [&](const std::vector<index_t>& blocks,
+                                                          const std::vector<detail::Moves>& moves) {
+            std::vector<index_t> out(static_cast<std::size_t>(p), 0), in(static_cast<std::size_t>(p), 0);
+            for (std::size_t i = 0; i < blocks.size(); ++i) {
+                const detail::PermuteCounts x = detail::permute_counts(g.rows, row, moves[i]);
+                for (int r = 0; r < p; ++r) {
+                    out[static_cast<std::size_t>(r)] += x.send[static_cast<std::size_t>(r)] * g.width(blocks[i]);
+                    in[static_cast<std::size_t>(r)] += x.recv[static_cast<std::size_t>(r)] * g.width(blocks[i]);
+                }
+            }
+            index_t tout = 0, tin = 0;
+            for (int r = 0; r < p; ++r) {
+                t.send(out[static_cast<std::size_t>(r)]);
+                t.recv(in[static_cast<std::size_t>(r)]);
+                tout += out[static_cast<std::size_t>(r)];
+                tin += in[static_cast<std::size_t>(r)];
+            }
+            peak = std::max<std::int64_t>(peak, 2 * std::max(tout, tin));
+        });
+    } else if (p > 1) {
+        for (index_t b = 0; b + 1 < g.steps(); ++b) {
+            if (g.co(b) != col) continue;
+            const index_t below = m_loc - g.row_from(g.start(b + 1), row);
+            const index_t k = std::min(below, 2 * (g.kmax() - g.start(b + 1)));
+            if (k == 0) continue;
+            t.c.msgs += 2 * (p - 1);
+            t.c.words += 2 * k * g.width(b);
+            t.c.words_recv += k * g.width(b);
+            peak = std::max<std::int64_t>(peak, 2 * k * g.width(b));
+        }
     }
     t.c.extra_bytes = peak * es;
     return t.c;
