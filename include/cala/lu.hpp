@@ -7,7 +7,7 @@
 //      interchanges (only the rows that change place move), the U block
 //      row's solve, row/column broadcasts, trailing update with lookahead -> kernels (LAPACK
 //      getrf, BLIS trsm/gemm)
-// cala::getrs -> the row interchanges, then cala::trsm with L (unit) and U
+// cala::getrs -> the row interchanges (their composite, at once), then cala::trsm with L (unit) and U
 //
 // References: Grigori, Demmel and Xiang, "CALU: a communication optimal LU factorization
 // algorithm" (SIAM J. Matrix Anal. Appl., 2011); Kwasniewski et al., "On the parallel I/O

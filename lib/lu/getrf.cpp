@@ -118,21 +118,26 @@ void getrs(Op op, const MatrixRef<T>& a, const std::vector<index_t>& ipiv, const
     const Grid2D& grid = b.grid();
     const index_t w = b.n_loc();
     ExchangeBuffers<T> ws;
-    auto exchange = [&](index_t l, bool undo) {
-        const index_t k0 = g.start(l), kb = g.width(l);
-        const Moves mv = step_moves(ipiv, k0, kb);
-        exchange_rows(b.layout().rows, grid.row(), grid.col_comm(), kb, undo ? inverse_moves(mv) : mv, b.data(),
-                      b.ld(), ColRanges{{0, w}}, ws);
+    // All the interchanges at once (their composite: every row of B moves at most once, one
+    // message per pair of process rows): forward for op N, undone for T and C.
+    auto permute = [&](bool undo) {
+        if (g.steps() == 0) return;
+        DeferredMoves dm(g, ipiv);
+        for (index_t b = g.steps() - 2; b >= -1; --b) dm.back_to(b);  // then steps 0, 1, ... composed
+        const Moves mv = undo ? inverse_moves(dm.moves()) : dm.moves();
+        const RowPermutation part{&mv, 0, w};
+        permute_rows<T>(b.layout().rows, grid.row(), grid.col_comm(), std::span<const RowPermutation>(&part, 1), b.data(),
+                        b.ld(), ws);
     };
     if (op == Op::N) {
-        for (index_t l = 0; l < g.steps(); ++l) exchange(l, false);
+        permute(false);
         trsm(Uplo::Lower, Op::N, Diag::Unit, T(1), a, b);
         trsm(Uplo::Upper, Op::N, Diag::NonUnit, T(1), a, b);
         return;
     }
     trsm(Uplo::Upper, op, Diag::NonUnit, T(1), a, b);
     trsm(Uplo::Lower, op, Diag::Unit, T(1), a, b);
-    for (index_t l = g.steps(); l-- > 0;) exchange(l, true);
+    permute(true);
 }
 
 #define CALA_INST(T)                                                                          \

@@ -197,7 +197,30 @@ Cost getrs_cost(Op op, const BlockCyclic& a, const BlockCyclic& b, int row, int 
     const detail::LuGeom g{a.rows, a.cols};
     const index_t w = b.cols.local_size(col);
     Tally t;
-    for (index_t l = 0; l < g.steps(); ++l) exchange(t, b.rows, ipiv, g.start(l), g.width(l), w, row);
+    // The interchanges at once (getrs: their composite, one message per pair of process rows);
+    // without the pivots, at most min(my rows, 2·n) rows each way to each of the p − 1 others.
+    std::int64_t moved = 0;
+    if (const int p = b.rows.nprocs; p > 1 && !ipiv.empty()) {
+        detail::DeferredMoves dm(g, ipiv);
+        for (index_t s = g.steps() - 2; s >= -1; --s) dm.back_to(s);
+        const detail::PermuteCounts x = detail::permute_counts(b.rows, row, dm.moves());
+        index_t out = 0, in = 0;
+        for (int r = 0; r < p; ++r) {
+            t.send(x.send[static_cast<std::size_t>(r)] * w);
+            t.recv(x.recv[static_cast<std::size_t>(r)] * w);
+            out += x.send[static_cast<std::size_t>(r)];
+            in += x.recv[static_cast<std::size_t>(r)];
+        }
+        moved = std::max(out, in) * w;
+    } else if (p > 1) {
+        const index_t k = std::min(b.rows.local_size(row), 2 * g.kmax());
+        if (k > 0 && w > 0) {
+            t.c.msgs += 2 * (p - 1);
+            t.c.words += 2 * k * w;
+            t.c.words_recv += k * w;
+        }
+        moved = k * w;
+    }
     const Uplo first = op == Op::N ? Uplo::Lower : Uplo::Upper;
     const Uplo second = op == Op::N ? Uplo::Upper : Uplo::Lower;
     const Cost c1 = trsm_cost(first, op, a, b, TrsmOptions{}, row, col, elem_size, is_complex);
@@ -210,8 +233,7 @@ Cost getrs_cost(Op op, const BlockCyclic& a, const BlockCyclic& b, int row, int 
         c.flops += x->flops;
         c.stream_words += x->stream_words;
     }
-    c.extra_bytes = std::max({c1.extra_bytes, c2.extra_bytes,
-                              2 * (a.rows.nb) * w * static_cast<std::int64_t>(elem_size)});
+    c.extra_bytes = std::max({c1.extra_bytes, c2.extra_bytes, 2 * moved * static_cast<std::int64_t>(elem_size)});
     return c;
 }
 
