@@ -66,7 +66,7 @@ struct PotrfArgs {
     index_t n = 4096, nb = 256, block_size = 0;
     std::string grid, variant = "auto", compare = "none", type = "d", panel = "shared", uplo = "L", trace, devices;
     int runs = 5, threads = 0, lookahead = 1, panel_threads = 0, delay = 0;
-    bool plan = false, count_only = false, pin_host = false;
+    bool plan = false, count_only = false, pin_host = false, no_node_shared = false;
     std::string threads_from;  // what set the threads (JSON "threads_from")
     std::string resident, transport = "auto";  // --resident DEV: bench/resident_potrf.cpp
     double max_device_mb = 0;
@@ -228,7 +228,7 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
 
     CholeskyOptions base{.variant = parse_variant(args.variant), .lookahead = args.lookahead, .grid3d = g3,
                          .block_size = args.block_size, .panel_threads = args.panel_threads, .devices = args.devices,
-                         .delay = args.delay};
+                         .delay = args.delay, .node_shared_memory = !args.no_node_shared};
     const std::string streamed = streamed_device(args.devices, grid.comm().size());
     if (g3.c > 0 && base.variant == CholeskyVariant::Auto) base.variant = CholeskyVariant::ReplPart;
     const CholeskyPlanInfo plan = plan_potrf(uplo, a0.layout(), grid.order(), base, sizeof(T), is_complex_v<T>);
@@ -329,7 +329,7 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
             {"variant", to_string(plan.variant)},
             {"plan_grid", std::to_string(plan.grid.p) + "x" + std::to_string(plan.grid.q) + "x" + std::to_string(plan.grid.c)},
             {"panel", mname}, {"panel_threads", args.panel_threads}, {"lookahead", args.lookahead},
-            {"delay", plan.delay}, {"devices", streamed.empty() ? args.devices : streamed},
+            {"delay", plan.delay}, {"node_shared", !args.no_node_shared}, {"devices", streamed.empty() ? args.devices : streamed},
             {"engine", !streamed.empty() ? "streamed" : resident ? "resident" : "distributed"},
             {"ranks", ranks}, {"threads", args.threads}, {"threads_from", args.threads_from}, {"runs", args.count_only ? 1 : args.runs}, {"info", info},
             {"words_max", max_over_ranks(words, comm)}, {"words_model_max", max_over_ranks(model.words, comm)},
@@ -447,6 +447,8 @@ void add_potrf_command(CLI::App& app) {
     cmd->add_option("--compare", args->compare, "reference to run on the same data")
         ->check(CLI::IsMember({"none", "scalapack"}))->capture_default_str();
     cmd->add_option("--type", args->type, "element type: d, s, z, c")->check(CLI::IsMember({"d", "s", "z", "c"}))->capture_default_str();
+    cmd->add_flag("--no-node-shared", args->no_node_shared,
+                  "1 x q on one node: row broadcasts instead of node-shared panels (CholeskyOptions::node_shared_memory)");
     cmd->add_flag("--plan", args->plan, "print the planner's choice (stderr)");
     cmd->add_option("--devices", args->devices,
                     "units of the local updates (CholeskyOptions::devices; empty: CALA_DEVICES); one device on one "

@@ -76,6 +76,12 @@ struct CholeskyOptions {
     /// first, the broadcasts stay those of every step (docs/cholesky.md). 1: every step; 0: the
     /// planner's choice (256 / nb, at most 4; 1 for nb >= 256, 2.5D grids and device units).
     int delay = 0;
+    /// 2D on a 1 x q grid whose ranks all run on one node, one thread each: the solved panel goes
+    /// into memory every rank maps (/dev/shm, as GemmOptions::node_shared_memory) and every rank
+    /// multiplies from it there, instead of a row broadcast that MPI moves as two copies inside
+    /// its calls (docs/cholesky.md). The traffic counted (and modeled) is that broadcast's.
+    /// False: the broadcasts.
+    bool node_shared_memory = true;
 };
 
 /// Cholesky factorization of the Hermitian positive definite matrix A (n x n, the `uplo`

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cholesky/engine.hpp"
+#include "cholesky/node_panels.hpp"
 #include "cholesky/team.hpp"
 #include "core/workspace.hpp"
 
@@ -34,7 +35,8 @@ private:
         index_t s0 = 0, width = 0;        // my slice of tile column l (width 0: no update here)
         std::vector<index_t> rows;        // panel tiles of my process row, in order
         index_t nrows = 0;
-        Buffer<T> lr;                     // nrows x width, ld nrows
+        Buffer<T> lr;                     // nrows x width, ld nrows (MPI)
+        T* lp = nullptr;                  // the panel: lr, or its node-shared slot (node_)
         std::vector<std::vector<index_t>> ctiles;  // per root row r': tiles it sends down my column
         std::vector<Buffer<T>> lc;        // per r' != my row: the received tiles, ld = their rows
         std::vector<Request> row_req, col_req;  // the row broadcast; the column ones I receive
@@ -168,6 +170,11 @@ private:
     bool shared_ = false;
     index_t fail_ = 0;
     Panel pan_[3];  // panels l-1 (its update tasks may still run), l and l+1 (the lookahead)
+    // 1 x q grids on one node, one thread a rank: the row broadcasts through shared slots.
+    std::optional<NodePanels> node_;
+    void open_node_panels();
+    // Rows of C per GEMM between two polls; without messages in flight (node_), all of them.
+    index_t poll_step(index_t n, index_t k) const { return node_ ? index_t{1} << 40 : poll_rows(n, k); }
     std::vector<char> colsent_;
     char pansent_[3] = {0, 0, 0};
 };

@@ -60,7 +60,7 @@ void CholEngine<T>::stack_panel(Panel& pn) {
     }
     const index_t at = gr.off[l - l0], w = pn.width;
     if (pn.nrows > 0)
-        kernels::copy(Op::N, pn.nrows, w, pn.lr.data(), pn.nrows, gr.ga.data() + (gr.ra - pn.nrows) + at * gr.ra,
+        kernels::copy(Op::N, pn.nrows, w, pn.lp, pn.nrows, gr.ga.data() + (gr.ra - pn.nrows) + at * gr.ra,
                       gr.ra);
     for (index_t j : my_columns(l)) {
         const auto [p, ld] = panel_tile(pn, j);
@@ -118,7 +118,7 @@ void CholEngine<T>::drain_pending(index_t count, index_t upto) {
     s.b = gr.gb.data() + (c0 - gr.base_b), s.ldb = gr.rb;
     s.c = tile(first, cols.front()), s.ldc = ldw_;
     const StairRect<T> rect = [&](index_t m, index_t n, const T* a, const T* b, T* c) {
-        const index_t step = poll_rows(n, s.k);
+        const index_t step = poll_step(n, s.k);
         for (index_t i = 0; i < m; i += step) {
             if (i > 0) poll();
             Span sp(Kind::Gemm, "gemm");

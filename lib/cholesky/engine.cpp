@@ -12,6 +12,8 @@
 #include <thread>
 
 #include "cholesky/node_update.hpp"
+#include "comm/traffic.hpp"
+#include "core/check.hpp"
 #include "core/trace.hpp"
 #include "kernels/blas.hpp"
 
@@ -32,8 +34,10 @@ index_t CholEngine<T>::run() {
     if (a_.devices != nullptr) agg_ = 1;
     if (threads_ == 1 || a_.devices != nullptr) {
         kernels::ThreadScope one(a_.devices != nullptr ? threads_ : 1);
+        open_node_panels();
         loop();
         for (auto& pn : pan_) retire(pn);
+        if (node_) node_->finish();
         return fail_;
     }
     const int saved_levels = omp_get_max_active_levels();
@@ -52,11 +56,30 @@ index_t CholEngine<T>::run() {
     return fail_;
 }
 
+// The row broadcasts through node-shared slots (node_panels.hpp) where the ranks of a 1 x q grid
+// share a node and each runs one thread (the updates then run in order on it, so a panel is
+// retired only after its last reader). The same answer on every rank of the row: the geometry
+// and the options agree, the thread counts are agreed on.
+template <class T>
+void CholEngine<T>::open_node_panels() {
+    if (!a_.node_shared || g_.h != 1 || g_.p() != 1 || g_.q() < 2 || a_.devices != nullptr) return;
+    const Comm& row = *a_.row_comm;
+    if (!row.shares_node()) return;
+    int one = threads_ == 1 ? 1 : 0;
+    CALA_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &one, 1, MPI_INT, MPI_MIN, row.get()));
+    count_control();
+    if (one == 0) return;
+    index_t width = 0;
+    for (index_t i = 0; i < g_.mt(); ++i) width = std::max(width, g_.size(i));
+    node_.emplace(row, g_.rows.local_size(r_) * width, static_cast<std::int64_t>(sizeof(T)));
+    if (!node_->ok()) node_.reset();
+}
+
 // L(j, l) of panel pn: in lr if row j is mine, else in the chunk from process row ro(j).
 template <class T>
 std::pair<const T*, index_t> CholEngine<T>::panel_tile(const Panel& pn, index_t j) const {
     const int rj = g_.ro(j);
-    if (rj == r_) return {pn.lr.data() + (lrow(j) - lrow(pn.rows.front())), pn.nrows};
+    if (rj == r_) return {pn.lp + (lrow(j) - lrow(pn.rows.front())), pn.nrows};
     const auto& tl = pn.ctiles[rj];
     index_t off = 0;
     for (index_t x : tl) {
@@ -74,7 +97,7 @@ std::optional<typename CholEngine<T>::ColumnOp> CholEngine<T>::column_op(const P
     ColumnOp op;
     const index_t base = lrow(pn.rows.front());
     op.rows = pn.nrows - (lrow(first) - base);
-    op.a = pn.lr.data() + (lrow(first) - base);
+    op.a = pn.lp + (lrow(first) - base);
     op.lda = pn.nrows;
     std::tie(op.b, op.ldb) = panel_tile(pn, j);
     op.c = tile(first, j);
@@ -131,7 +154,7 @@ void CholEngine<T>::update_next(const std::optional<ColumnOp>& op) {
 template <class T>
 void CholEngine<T>::gemm_polled(index_t m, index_t n, index_t k, const T* a, index_t lda, const T* b, index_t ldb, T* c,
                  bool poll_ok) {
-    const index_t rows = poll_rows(n, k);
+    const index_t rows = poll_step(n, k);
     if (!poll_ok || m <= rows) {
         Span s(Kind::Gemm, "gemm");
         kernels::gemm(Op::N, Op::C, m, n, k, T(-1), a, lda, b, ldb, T(1), c, ldw_);
@@ -272,7 +295,7 @@ void CholEngine<T>::update_on_node(const Panel& pn, const std::vector<index_t>& 
         kernels::copy(Op::N, g_.size(cols[q]), pn.width, p, ld, b.data() + s.col_at[q], ncols);
     }
     s.k = pn.width;
-    s.a = pn.lr.data() + (lrow(first) - lrow(pn.rows.front())), s.lda = pn.nrows;
+    s.a = pn.lp + (lrow(first) - lrow(pn.rows.front())), s.lda = pn.nrows;
     s.b = b.data(), s.ldb = ncols;
     s.c = tile(first, cols.front()), s.ldc = ldw_;
     stair_update(s, *a_.devices, [this, may_poll] {

@@ -18,6 +18,9 @@ struct EngineArgs {
     int lookahead = 1;
     PanelMode panel = PanelMode::Single;
     int panel_threads = 0;
+    /// 1 x q grids whose ranks share a node, one thread a rank: panels through node-shared slots
+    /// (node_panels.hpp) instead of row broadcasts (the same traffic counted).
+    bool node_shared = false;
     /// Not null: each step's trailing update (but the lookahead column) runs through these
     /// units (node_update.hpp); the panel stays on the rank's cores, outside OpenMP tasks.
     const DeviceGemmOptions* devices = nullptr;

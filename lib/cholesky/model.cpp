@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cala/error.hpp"
+#include "cholesky/node_panels.hpp"
 #include "cholesky/plan.hpp"
 #include "cholesky/planner.hpp"
 #include "core/check.hpp"
@@ -42,14 +43,17 @@ struct LoopTotals {
 // stacked (engine.cpp, update_on_node) and the units' memory of its device_gemm calls, at most
 // that of one call over all my rows at or below the first such column (node/route.hpp); added to
 // the step's peak, in elements of `elem` bytes.
+// node_shared: the panels may live in node-shared slots instead (node_panels.hpp, one thread a
+// rank, no devices): the peak is then bounded for either path.
 LoopTotals engine_cost(const CholGeom& g, int me, int r, int c, bool cplx, const DeviceGemmOptions* dev = nullptr,
-                       std::size_t elem = 8) {
+                       std::size_t elem = 8, bool node_shared = false) {
     LoopTotals out;
     Tally& t = out.t;
     const int h = g.h, p = g.p(), q = g.q();
     const double fm = cplx ? 4.0 : 1.0;  // flops of a complex multiply-add over a real one
     std::int64_t panel_peak[3] = {0, 0, 0}, node_prev = 0;
     std::int64_t group_now = 0, group_prev = 0;  // delayed updates: two groups' stacked panels
+    std::int64_t no_panels = 0;                   // the peak without the panels (node-shared slots)
     for (index_t l = 0; l < g.mt(); ++l) {
         if (g.delay > 1 && l == g.group_first(l)) {
             index_t rows = g.rows_of(g.panel_rows(l, r, -1));
@@ -156,7 +160,15 @@ LoopTotals engine_cost(const CholGeom& g, int me, int r, int c, bool cplx, const
         panel_peak[l % 3] = panel;
         out.buffers = std::max(out.buffers, panel_peak[0] + panel_peak[1] + panel_peak[2] + transient + step_buf +
                                                 std::max(node, node_prev) + group_now + group_prev);
+        no_panels = std::max(no_panels, transient + step_buf + std::max(node, node_prev) + group_now + group_prev);
         node_prev = node;
+    }
+    if (node_shared && dev == nullptr && q > 1) {
+        index_t width = 0;
+        for (index_t i = 0; i < g.mt(); ++i) width = std::max(width, g.size(i));
+        const std::int64_t e = static_cast<std::int64_t>(elem);
+        const std::int64_t share = NodePanels::share_bytes(g.rows.local_size(r) * width, e, q);
+        out.buffers = std::max(out.buffers, no_panels + (share + e - 1) / e);
     }
     return out;
 }
@@ -206,7 +218,7 @@ Cost potrf_plan_cost(const CholPlan& plan, Uplo uplo, const BlockCyclic& a, Grid
     cost.msgs = convert_msgs;
     std::int64_t peak = convert_store + redist_peak;
     if (active) {
-        const LoopTotals lt = engine_cost(plan.geom, me, r, c, cplx, dev, elem);
+        const LoopTotals lt = engine_cost(plan.geom, me, r, c, cplx, dev, elem, plan.node_shared);
         cost.words += lt.t.sent + lt.t.recv;
         cost.words_recv += lt.t.recv;
         cost.msgs += lt.t.msgs;

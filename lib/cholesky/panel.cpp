@@ -39,7 +39,7 @@ void CholEngine<T>::post_columns(Panel& pn) {
         if (rp == r_) {  // pack my tiles from lr
             index_t off = 0;
             for (index_t j : tl) {
-                kernels::copy(Op::N, g_.size(j), pn.width, pn.lr.data() + (lrow(j) - lrow(pn.rows.front())),
+                kernels::copy(Op::N, g_.size(j), pn.width, pn.lp + (lrow(j) - lrow(pn.rows.front())),
                               pn.nrows, buf.data() + off, rows);
                 off += g_.size(j);
             }
@@ -122,11 +122,26 @@ void CholEngine<T>::panel(index_t l) {
         pn.ready = true;
         return;
     }
-    if (!(in_col && h > 1)) pn.lr = Buffer<T>(pn.nrows * pn.width);  // (else distribute() filled it)
-    if (in_col && h == 1 && pn.nrows > 0)
-        kernels::copy(Op::N, pn.nrows, pn.width, tile(pn.rows.front(), l) + s0 * ldw_, ldw_, pn.lr.data(), pn.nrows);
-    if (g_.q() > 1 && pn.nrows > 0)
-        pn.row_req.push_back(a_.row_comm->ibcast(pn.lr.data(), pn.nrows * pn.width, g_.co(l)));
+    if (node_ && pn.nrows > 0) {
+        // One copy into the node-shared slot; the others read it there (wait_panel).
+        pn.lp = static_cast<T*>(node_->slot(l));
+        if (in_col) {
+            {
+                Span s(Kind::Wait, "wait slot");
+                node_->claim(l);
+            }
+            Span s(Kind::Panel, "copy to slot");
+            kernels::copy(Op::N, pn.nrows, pn.width, tile(pn.rows.front(), l) + s0 * ldw_, ldw_, pn.lp, pn.nrows);
+            node_->publish(l, pn.nrows * pn.width, sizeof(T));
+        }
+    } else {
+        if (!(in_col && h > 1)) pn.lr = Buffer<T>(pn.nrows * pn.width);  // (else distribute() filled it)
+        pn.lp = pn.lr.data();
+        if (in_col && h == 1 && pn.nrows > 0)
+            kernels::copy(Op::N, pn.nrows, pn.width, tile(pn.rows.front(), l) + s0 * ldw_, ldw_, pn.lp, pn.nrows);
+        if (g_.q() > 1 && pn.nrows > 0)
+            pn.row_req.push_back(a_.row_comm->ibcast(pn.lp, pn.nrows * pn.width, g_.co(l)));
+    }
     pn.ctiles.resize(static_cast<std::size_t>(p));
     pn.lc.resize(static_cast<std::size_t>(p));
     for (int rp = 0; rp < p; ++rp) {
@@ -248,6 +263,7 @@ void CholEngine<T>::unpack(const std::vector<index_t>& tl, index_t l, const T* b
 template <class T>
 void CholEngine<T>::wait_panel(Panel& pn) {
     Span s(Kind::Wait, "wait panel");
+    if (node_ && !row_root(pn) && pn.nrows > 0 && pn.width > 0) node_->await(pn.l, pn.nrows * pn.width, sizeof(T));
     if (!row_root(pn)) wait_all(pn.row_req);
     if (!pn.col_posted) post_columns(pn);
     wait_all(pn.col_req);
@@ -259,6 +275,7 @@ void CholEngine<T>::retire(Panel& pn) {
     wait_all(pn.row_req);
     wait_all(pn.col_out);
     wait_all(pn.col_req);
+    if (node_ && pn.l >= 0 && pn.nrows > 0 && pn.width > 0) node_->done(pn.l);
     pn = Panel{};
 }
 

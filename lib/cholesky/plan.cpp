@@ -35,6 +35,7 @@ CholPlan make_chol_plan(Uplo uplo, const BlockCyclic& a, int nranks, const Chole
     pl.geom.h = pl.h;
     pl.geom.part = pl.variant == CholeskyVariant::ReplPart;
     pl.geom.delay = chol_delay(opts, nb, pl.h);
+    pl.node_shared = opts.node_shared_memory && pl.h == 1 && pl.p == 1 && pl.q > 1;
     return pl;
 }
 

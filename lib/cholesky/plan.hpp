@@ -17,6 +17,9 @@ struct CholPlan {
     Op op = Op::N;            ///< the conversion's op: C for Uplo::Upper (factor Aᴴ's lower triangle)
     BlockCyclic work;         ///< each layer's p x q layout (2D without conversion: the user's)
     CholGeom geom;
+    /// CholeskyOptions::node_shared_memory on a 1 x q 2D grid: the engine may take the
+    /// node-shared panels (node_panels.hpp), and the model bounds the memory of either path.
+    bool node_shared = false;
 };
 
 /// Whether a layout has square tiles aligned with the diagonal (the engine works on it as is).

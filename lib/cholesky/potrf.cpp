@@ -111,6 +111,7 @@ index_t run_2d(const CholPlan& plan, const MatrixRef<T>& a, const CholeskyOption
     args.panel = o.panel;
     args.panel_threads = o.panel_threads;
     args.devices = dev;
+    args.node_shared = o.node_shared_memory;
     if (!plan.convert) return potrf_engine(args, a.data(), a.ld());
     const index_t mloc = plan.work.rows.local_size(g.row()), nloc = plan.work.cols.local_size(g.col());
     const index_t ld = std::max<index_t>(1, mloc);

@@ -81,6 +81,30 @@ TEST_CASE_TEMPLATE("the panel modes on panels of several row blocks", T, double)
     run_case<T>(grid, c, Uplo::Upper, {.variant = CholeskyVariant::TwoD});
 }
 
+TEST_CASE_TEMPLATE("1 x q on one node: node-shared panels and broadcasts alike", T, double, std::complex<float>) {
+    // CholeskyOptions::node_shared_memory on a 1 x q grid, one thread a rank (this test's ranks
+    // share the machine): the panels through the shared slots, reused across the calls and,
+    // past four panels, within one; against the broadcasts on the same cases.
+    const Comm world = Comm::borrow(MPI_COMM_WORLD);
+    const Grid2D grid(world, 1, world.size());
+    const Case cases[] = {{37, 4, 4, 0, 0, 0}, {29, 5, 5, 1, 1, 3}, {200, 16, 16, 0, 0, 0}};
+    int count = 0;
+    for (bool shared : {true, false})
+        for (const Case& c : cases)
+            for (Uplo u : {Uplo::Lower, Uplo::Upper})
+                for (int la : {0, 1})
+                    for (int delay : {1, 2}) {
+                        run_case<T>(grid, c, u,
+                                    {.variant = CholeskyVariant::TwoD, .lookahead = la, .delay = delay,
+                                     .node_shared_memory = shared});
+                        ++count;
+                    }
+    // A failing pivot: the same info, nothing left waiting on a slot.
+    run_case<T>(grid, Case{37, 4, 4, 0, 0, 2}, Uplo::Lower, {.variant = CholeskyVariant::TwoD}, 17, 18);
+    ++count;
+    MESSAGE(count, " cases");
+}
+
 TEST_CASE("a matrix that is not positive definite gives info = k on every rank") {
     const Comm world = Comm::borrow(MPI_COMM_WORLD);
     const Grid2D grid(world);
