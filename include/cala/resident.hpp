@@ -12,6 +12,10 @@
 //     transport -> Device::potrf / trsm / herk / gemm (CudaDevice: cuSOLVER, cuBLAS; HostDevice:
 //     LAPACK, BLIS)
 //
+// cala::potrs(ResidentMatrix, ResidentMatrix) -> checks, transport, the host potrs's plan
+//     (lib/resident/potrs.cpp) -> two Device::trsm on a 1 x 1 grid | the host potrs's 2D loops on
+//     device tiles (potrs_2d.cpp, potrs_2d_trans.cpp) -> panel transport -> Device::trsm / gemm
+//
 // No CUDA type appears here: the device is cala::device::Device (lib/device/device.hpp), made
 // by name ("host", or a CUDA ordinal with libcala_cuda loaded). In CI a HostDevice stands for
 // device memory: counted host memory under a cap, reached only through the device's copies.
@@ -214,5 +218,32 @@ index_t potrf(Uplo uplo, ResidentMatrix<T>& a, const ResidentPotrfOptions& opts 
 /// not square (its redistributions and the converted copy). Independent of the matrix's values.
 Cost resident_potrf_cost(Uplo uplo, const BlockCyclic& a, const ResidentPotrfOptions& opts, int row, int col,
                          std::size_t elem_size, bool is_complex);
+
+/// Solves A·X = B with the Cholesky factor of resident potrf(uplo, A): B := A⁻¹·B, A n x n (L·Lᴴ
+/// in its lower triangle, or Uᴴ·U in its upper one), B n x nrhs overwritten by X, both on the
+/// rank's device. On a 1 x 1 grid two Device::trsm of the whole local matrices; else the 2D loops
+/// of the host cala::potrs on device tiles (forward, then backward with the transposed factor):
+/// Device::trsm / gemm for the flops; A's column panels along the process rows and the solved
+/// block rows down the process columns through the panel transport (NCCL from device memory, or
+/// MPI staged through host memory); the transposed solve's partial sums reduced down the process
+/// columns by MPI through host memory (either transport). With lookahead 1, as the host's.
+///
+/// Collective over the grid of B; every rank passes the same uplo, layouts and options.
+/// Layouts as the host cala::potrs takes them: where A's square tiles do not line up with B's
+/// rows, the host potrs's plan moves B (into A's rows) or A (into B's rows) once for both solves,
+/// redistributed on the device (staged, counted in the traffic and in resident_potrs_cost).
+/// @pre A square, B with A's n rows, on the same grid; on each rank A and B on one device, every
+///      rank on the same kind of memory (CUDA, HostDevice, host); the workspace fits the device
+///      (otherwise cala::Error on every rank, B untouched). Both in host memory on every rank:
+///      cala::potrs on their host views. A is not checked for being a factor (nor for NaN).
+template <class T>
+void potrs(Uplo uplo, const ResidentMatrix<T>& a, ResidentMatrix<T>& b, const ResidentPotrfOptions& opts = {});
+
+/// Exact words and messages process (row, col) moves in the resident potrs above on device
+/// memory (either transport): those of the host potrs_cost, message for message (the same plan,
+/// broadcasts and reductions), flops, and extra_bytes: its device workspace (the moved operand
+/// and the larger loop's slots; none on one rank). Independent of the values.
+Cost resident_potrs_cost(Uplo uplo, const BlockCyclic& a, const BlockCyclic& b, const ResidentPotrfOptions& opts,
+                         int row, int col, std::size_t elem_size, bool is_complex);
 
 }  // namespace cala

@@ -4,14 +4,13 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 
 #include "cala/gemm.hpp"
 #include "comm/traffic.hpp"
 #include "core/check.hpp"
 #include "matrix/redistribute_impl.hpp"
 #include "model/check.hpp"
+#include "resident/checks.hpp"
 #include "resident/plan.hpp"
 #include "resident/summa_c.hpp"
 #include "resident/transport.hpp"
@@ -28,11 +27,6 @@ const char* to_string(PanelTransport t) noexcept {
 
 namespace {
 
-// The kind of memory an operand lives in, the same on every rank of a valid call.
-enum Kind : int { HostMemory = 0, HostDev = 1, Cuda = 2 };
-int kind_of(const ResidentDevice& d) { return !d.on_device() ? HostMemory : d.is_cuda() ? Cuda : HostDev; }
-const char* kind_name(int k) { return k == HostMemory ? "host memory" : k == HostDev ? "a HostDevice" : "a CUDA device"; }
-
 template <class T>
 std::string check_resident_gemm(Op op_a, Op op_b, const ResidentMatrix<T>& a, const ResidentMatrix<T>& b,
                                 const ResidentMatrix<T>& c, const ResidentGemmOptions& o, int kind_lo, int kind_hi) {
@@ -45,18 +39,10 @@ std::string check_resident_gemm(Op op_a, Op op_b, const ResidentMatrix<T>& a, co
     if (o.lookahead < 1) return cat("gemm: lookahead is ", o.lookahead, ", must be >= 1");
     if (o.panel_width < 0) return cat("gemm: panel_width is ", o.panel_width, ", must be >= 0");
     for (auto [name, x] : {std::pair{"A", &a}, std::pair{"B", &b}})
-        if (!(x->device() == c.device()))
-            return cat("gemm: ", name, " lives on ", x->device().name(), " but C on ", c.device().name(), " (rank ",
-                       c.grid().comm().rank(), "): a resident gemm takes its operands on one device; redistribute ",
-                       name, " onto C's device first");
-    if (kind_lo != kind_hi)
-        return cat("gemm: the operands live on ", kind_name(kind_lo), " on some ranks and on ", kind_name(kind_hi),
-                   " on others");
-    if (o.transport == PanelTransport::Nccl && kind_hi != Cuda)
-        return cat("gemm: transport Nccl needs CUDA devices; the operands live on ", kind_name(kind_hi));
-    if (o.transport == PanelTransport::Nccl && !detail::device_bcast_available())
-        return "gemm: transport Nccl requested but libcala_cuda was built without NCCL (or is not loaded)";
-    return {};
+        if (e = detail::same_device_error("gemm", name, x->device(), "C", c.device(), c.grid().comm().rank());
+            !e.empty())
+            return e;
+    return detail::memory_error("gemm", "the operands live", o.transport, kind_lo, kind_hi);
 }
 
 // The device workspace of this rank must fit what the device has free.
@@ -65,11 +51,7 @@ std::string check_workspace(const detail::GemmPlan& plan, const ResidentMatrix<T
     if (!c.on_device()) return {};
     const std::int64_t need =
         detail::resident_workspace(plan, c.layout(), c.grid().row(), c.grid().col()) * std::int64_t(sizeof(T));
-    const std::int64_t free = c.device().budget_bytes() - c.device().used_bytes();
-    if (need <= free) return {};
-    return detail::cat("gemm: the resident product needs ", need, " bytes of workspace on ", c.device().name(),
-                       " (rank ", c.grid().comm().rank(), ") but only ", free, " of its ", c.device().budget_bytes(),
-                       " bytes are free");
+    return detail::workspace_error("gemm", "product", need, c.device(), c.grid().comm().rank());
 }
 
 template <class T>
@@ -91,12 +73,8 @@ void gemm(Op op_a, Op op_b, T alpha, const ResidentMatrix<T>& a, const ResidentM
           ResidentMatrix<T>& c, const ResidentGemmOptions& opts) {
     const Grid2D& grid = c.grid();
     // Every rank's kind of memory, before the argument agreement (one control allreduce).
-    int kinds[2] = {kind_of(c.device()), -kind_of(c.device())};
-    if (grid.comm().size() > 1) {
-        CALA_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, kinds, 2, MPI_INT, MPI_MAX, grid.comm().get()));
-        detail::count_control();
-    }
-    std::string err = check_resident_gemm(op_a, op_b, a, b, c, opts, -kinds[1], kinds[0]);
+    const auto [kind_lo, kind_hi] = detail::agree_kinds(grid, {&c.device()});
+    std::string err = check_resident_gemm(op_a, op_b, a, b, c, opts, kind_lo, kind_hi);
     const index_t m = c.m(), n = c.n(), k = op_a == Op::N ? a.n() : a.m();
     const bool work = err.empty() && m > 0 && n > 0 && k > 0 && c.on_device();
     const detail::GemmPlan plan = work ? detail::resident_plan(op_a, op_b, a.layout(), b.layout(), c.layout(), opts)
@@ -119,14 +97,7 @@ void gemm(Op op_a, Op op_b, T alpha, const ResidentMatrix<T>& a, const ResidentM
         return;
     }
     std::string reason;
-    const bool nccl = detail::choose_nccl(grid, c.device(), opts.transport, "operands", reason);
-    if (!nccl && opts.transport == PanelTransport::Nccl)
-        throw Error("gemm: transport Nccl requested but NCCL cannot serve: " + reason);
-    if (!nccl && c.device().is_cuda() && grid.comm().rank() == 0 && grid.comm().size() > 1 &&
-        std::getenv("CALA_RESIDENT_QUIET") == nullptr) {
-        static bool said = false;  // one line per process
-        if (!said) std::fprintf(stderr, "cala: resident gemm: %s\n", reason.c_str()), said = true;
-    }
+    const bool nccl = detail::pick_transport("gemm", grid, c.device(), opts.transport, "operands", reason);
     if (opts.report) {
         opts.report->transport = nccl ? PanelTransport::Nccl : PanelTransport::Staged;
         opts.report->reason = reason;

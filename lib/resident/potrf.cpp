@@ -5,8 +5,6 @@
 
 #include <mpi.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <limits>
 
 #include "cala/resident.hpp"
@@ -14,16 +12,13 @@
 #include "comm/traffic.hpp"
 #include "core/check.hpp"
 #include "matrix/redistribute_impl.hpp"
+#include "resident/checks.hpp"
 #include "resident/potrf_2d.hpp"
 #include "resident/transport.hpp"
 
 namespace cala {
 
 namespace {
-
-// The kind of memory a matrix lives in, the same on every rank of a valid call.
-int kind_of(const ResidentDevice& d) { return !d.on_device() ? 0 : d.is_cuda() ? 2 : 1; }
-const char* kind_name(int k) { return k == 0 ? "host memory" : k == 1 ? "a HostDevice" : "a CUDA device"; }
 
 template <class T>
 std::string check_resident_potrf(Uplo uplo, const ResidentMatrix<T>& a, const ResidentPotrfOptions& o, int kind_lo,
@@ -35,25 +30,13 @@ std::string check_resident_potrf(Uplo uplo, const ResidentMatrix<T>& a, const Re
     if (!e.empty()) return e;
     if (a.m() != a.n()) return cat("potrf: A must be square, got ", a.m(), " x ", a.n());
     if (o.lookahead < 0 || o.lookahead > 1) return cat("potrf: lookahead is ", o.lookahead, ", must be 0 or 1");
-    if (o.transport < PanelTransport::Auto || o.transport > PanelTransport::Nccl)
-        return cat("potrf: transport is ", static_cast<int>(o.transport), ", not a PanelTransport");
-    if (kind_lo != kind_hi)
-        return cat("potrf: A lives on ", kind_name(kind_lo), " on some ranks and on ", kind_name(kind_hi),
-                   " on others");
-    if (o.transport == PanelTransport::Nccl && kind_hi != 2)
-        return cat("potrf: transport Nccl needs CUDA devices; A lives on ", kind_name(kind_hi));
-    if (o.transport == PanelTransport::Nccl && !detail::device_bcast_available())
-        return "potrf: transport Nccl requested but libcala_cuda was built without NCCL (or is not loaded)";
+    if (e = detail::memory_error("potrf", "A lives", o.transport, kind_lo, kind_hi); !e.empty()) return e;
     if (a.on_device() && a.m() > 0 && a.grid().comm().size() > 1) {
         const BlockCyclic wl = detail::res_potrf_layout(a.layout());
         const auto g = detail::res_potrf_geom(uplo == Uplo::Upper, wl, a.grid().row(), a.grid().col());
         const index_t work = wl == a.layout() ? 0 : wl.rows.local_size(a.grid().row()) * wl.cols.local_size(a.grid().col());
-        const std::int64_t need = (g.slots().total() + work) * std::int64_t(sizeof(T));
-        const std::int64_t free = a.device().budget_bytes() - a.device().used_bytes();
-        if (need > free)
-            return cat("potrf: the resident factorization needs ", need, " bytes of workspace on ", a.device().name(),
-                       " (rank ", a.grid().comm().rank(), ") but only ", free, " of its ", a.device().budget_bytes(),
-                       " bytes are free");
+        return detail::workspace_error("potrf", "factorization", (g.slots().total() + work) * std::int64_t(sizeof(T)),
+                                       a.device(), a.grid().comm().rank());
     }
     return {};
 }
@@ -72,12 +55,8 @@ template <class T>
 index_t potrf(Uplo uplo, ResidentMatrix<T>& a, const ResidentPotrfOptions& opts) {
     const Grid2D& grid = a.grid();
     const Comm& comm = grid.comm();
-    int kinds[2] = {kind_of(a.device()), -kind_of(a.device())};
-    if (comm.size() > 1) {
-        CALA_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, kinds, 2, MPI_INT, MPI_MAX, comm.get()));
-        detail::count_control();
-    }
-    const std::string err = check_resident_potrf(uplo, a, opts, -kinds[1], kinds[0]);
+    const auto [kind_lo, kind_hi] = detail::agree_kinds(grid, {&a.device()});
+    const std::string err = check_resident_potrf(uplo, a, opts, kind_lo, kind_hi);
     std::uint64_t fp = 0;
     if (err.empty()) {
         const std::int64_t v[3] = {static_cast<int>(uplo), opts.lookahead, static_cast<int>(opts.transport)};
@@ -96,13 +75,7 @@ index_t potrf(Uplo uplo, ResidentMatrix<T>& a, const ResidentPotrfOptions& opts)
         return info;
     }
     std::string reason;
-    const bool nccl = detail::choose_nccl(grid, a.device(), opts.transport, "A", reason);
-    if (!nccl && opts.transport == PanelTransport::Nccl)
-        throw Error("potrf: transport Nccl requested but NCCL cannot serve: " + reason);
-    if (!nccl && a.device().is_cuda() && comm.rank() == 0 && std::getenv("CALA_RESIDENT_QUIET") == nullptr) {
-        static bool said = false;  // one line per process
-        if (!said) std::fprintf(stderr, "cala: resident potrf: %s\n", reason.c_str()), said = true;
-    }
+    const bool nccl = detail::pick_transport("potrf", grid, a.device(), opts.transport, "A", reason);
     // A layout without square aligned tiles: redistributed into one on the device and back (staged).
     const BlockCyclic wl = detail::res_potrf_layout(a.layout());
     const bool convert = !(wl == a.layout());

@@ -22,8 +22,7 @@ constexpr std::int64_t kCap = std::int64_t{64} << 20;
 // fn(grid) on every p x q grid of the world, and on 4 ranks 1 x 3 and 3 x 1 on ranks 0..2.
 void for_each_grid(const std::function<void(const Grid2D&)>& fn) {
     const Comm world = Comm::borrow(MPI_COMM_WORLD);
-    for (int p = 1; p <= world.size(); ++p)
-        if (world.size() % p == 0) fn(Grid2D(world, p, world.size() / p));
+    test::for_each_grid(fn);
     if (world.size() == 4) {
         const Comm three = world.split(world.rank() < 3 ? 0 : 1, world.rank());
         if (world.rank() < 3)

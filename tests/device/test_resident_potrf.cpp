@@ -21,11 +21,6 @@ namespace {
 
 constexpr std::int64_t kCap = std::int64_t{64} << 20;
 
-void for_each_grid(const std::function<void(const Grid2D&)>& fn) {
-    const Comm world = Comm::borrow(MPI_COMM_WORLD);
-    for (int p = 1; p <= world.size(); ++p)
-        if (world.size() % p == 0) fn(Grid2D(world, p, world.size() / p));
-}
 
 struct Case {
     index_t n, mb, nb;
@@ -112,7 +107,7 @@ constexpr Case kCases[] = {{0, 4, 4, 0, 0},  {1, 4, 4, 0, 0},  {3, 4, 4, 1, 0}, 
 TEST_CASE_TEMPLATE("resident potrf matches the sequential reference, the host potrf and the model", T, float, double,
                    std::complex<float>, std::complex<double>) {
     int count = 0;
-    for_each_grid([&](const Grid2D& g) {
+    test::for_each_grid([&](const Grid2D& g) {
         for (const Case& c : kCases)
             for (Uplo uplo : {Uplo::Lower, Uplo::Upper}) run_case<T>(g, c, uplo, ++count % 2);
     });
@@ -120,7 +115,7 @@ TEST_CASE_TEMPLATE("resident potrf matches the sequential reference, the host po
 
 TEST_CASE_TEMPLATE("a matrix that is not positive definite: the first failed minor on every rank", T, double,
                    std::complex<float>) {
-    for_each_grid([&](const Grid2D& g) {
+    test::for_each_grid([&](const Grid2D& g) {
         for (Uplo uplo : {Uplo::Lower, Uplo::Upper})
             for (index_t bad : {0, 6, 17, 28}) run_case<T>(g, {29, 4, 4, 1, 0}, uplo, bad % 2 == 0, bad);
     });
@@ -169,7 +164,7 @@ bool fails_everywhere(const Grid2D& g, const std::string& what, F&& f) {
 
 TEST_CASE("bad input: a clear cala::Error on every rank, A untouched") {
     using T = double;
-    for_each_grid([](const Grid2D& g) {
+    test::for_each_grid([](const Grid2D& g) {
         const ResidentDevice dev = ResidentDevice::open("host", kCap);
         const BlockCyclic l(11, 11, 3, 3, g.p(), g.q());
         const std::vector<T> spd = fresh_spd<T>(g, 11, -1);

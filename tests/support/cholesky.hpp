@@ -3,6 +3,8 @@
 // against A on gathered data, and the other triangle's check.
 
 #include <algorithm>
+#include <cmath>
+#include <complex>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -64,6 +66,30 @@ bool rest_untouched(const std::vector<T>& before, const std::vector<T>& after, i
             if (std::memcmp(&before[i + j * ld], &after[i + j * ld], sizeof(T)) != 0) return false;
         }
     return true;
+}
+
+// max_j ‖(A·X − B)(:, j)‖_∞ / (n·‖A‖_∞·max ‖X‖_∞·eps), a the whole Hermitian A (both triangles):
+// the backward error of a solve (potrs, resident potrs).
+template <class T>
+double potrs_residual(const std::vector<T>& a, index_t n, const std::vector<T>& b, const std::vector<T>& x,
+                      index_t nrhs) {
+    double anorm = 0, xnorm = 0, rnorm = 0;
+    for (index_t i = 0; i < n; ++i) {
+        double row = 0;
+        for (index_t l = 0; l < n; ++l) row += std::abs(a[i + l * n]);
+        anorm = std::max(anorm, row);
+    }
+    for (index_t j = 0; j < nrhs; ++j)
+        for (index_t i = 0; i < n; ++i) {
+            std::complex<long double> s = -std::complex<long double>(b[i + j * n]);
+            for (index_t l = 0; l < n; ++l) s += std::complex<long double>(a[i + l * n]) * std::complex<long double>(x[l + j * n]);
+            const double d = static_cast<double>(std::abs(s));
+            if (!(d == d)) return INFINITY;
+            rnorm = std::max(rnorm, d);
+            xnorm = std::max(xnorm, std::abs(std::complex<double>(x[i + j * n])));
+        }
+    if (rnorm == 0) return 0;
+    return rnorm / (static_cast<double>(n) * anorm * xnorm * static_cast<double>(eps<T>()));
 }
 
 }  // namespace cala::test

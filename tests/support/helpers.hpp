@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <complex>
+#include <functional>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -111,6 +112,13 @@ double gemm_error(const std::vector<T>& x, const GemmReference<T>& ref, index_t 
     }
     if (num == 0) return 0;
     return num / (static_cast<double>(eps<T>()) * static_cast<double>(k + 2) * (ref.scale + 1e-300));
+}
+
+// fn(grid) on every p x q grid of all of MPI_COMM_WORLD's ranks.
+inline void for_each_grid(const std::function<void(const Grid2D&)>& fn) {
+    const Comm world = Comm::borrow(MPI_COMM_WORLD);
+    for (int p = 1; p <= world.size(); ++p)
+        if (world.size() % p == 0) fn(Grid2D(world, p, world.size() / p));
 }
 
 }  // namespace cala::test

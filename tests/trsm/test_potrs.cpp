@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "kernels/blas.hpp"
+#include "support/cholesky.hpp"
 #include "trsm/trsm_case.hpp"
 
 using namespace cala;
@@ -22,29 +23,6 @@ const Shape kShapes[] = {
     {33, 5, 5, 5, 3, 2, 2},   // aligned submatrices
     {26, 4, 4, 3, 3, 0, 1},   // B does not line up
 };
-
-// max_j ‖(A·X − B)(:, j)‖_∞ over ‖A‖_∞·max ‖X‖_∞, with A Hermitian (lower triangle of a holds it).
-template <class T>
-double potrs_residual(const std::vector<T>& a, index_t n, const std::vector<T>& b, const std::vector<T>& x,
-                      index_t nrhs) {
-    double anorm = 0, xnorm = 0, rnorm = 0;
-    for (index_t i = 0; i < n; ++i) {
-        double row = 0;
-        for (index_t l = 0; l < n; ++l) row += std::abs(a[i + l * n]);
-        anorm = std::max(anorm, row);
-    }
-    for (index_t j = 0; j < nrhs; ++j)
-        for (index_t i = 0; i < n; ++i) {
-            std::complex<long double> s = -std::complex<long double>(b[i + j * n]);
-            for (index_t l = 0; l < n; ++l) s += std::complex<long double>(a[i + l * n]) * std::complex<long double>(x[l + j * n]);
-            const double d = static_cast<double>(std::abs(s));
-            if (!(d == d)) return INFINITY;
-            rnorm = std::max(rnorm, d);
-            xnorm = std::max(xnorm, std::abs(std::complex<double>(x[i + j * n])));
-        }
-    if (rnorm == 0) return 0;
-    return rnorm / (static_cast<double>(n) * anorm * xnorm * static_cast<double>(eps<T>()));
-}
 
 template <class T>
 void run_case(const Grid2D& grid, const Shape& s, Uplo uplo, int lookahead) {
@@ -82,7 +60,7 @@ void run_case(const Grid2D& grid, const Shape& s, Uplo uplo, int lookahead) {
 
     const auto got = test::measure(mem0);
     const auto x = gather(b, root);
-    const double err = me ? potrs_residual(ga, n, gb, x, s.nrhs) : 0.0;
+    const double err = me ? test::potrs_residual(ga, n, gb, x, s.nrhs) : 0.0;
     const Cost model = potrs_cost(uplo, f.layout(), b.layout(), opts, grid.row(), grid.col(), sizeof(T), is_complex_v<T>);
     CAPTURE(grid.p()); CAPTURE(grid.q()); CAPTURE(n); CAPTURE(s.nrhs); CAPTURE(uplo_char(uplo)); CAPTURE(err);
     CAPTURE(got.t.words()); CAPTURE(model.words); CAPTURE(got.t.msgs()); CAPTURE(model.msgs);
