@@ -133,9 +133,13 @@ TEST_CASE("potrf_cost, trsm_cost and potrs_cost scale exactly to 10^6 x 10^6") {
         const Uplo uplo = g() % 2 ? Uplo::Lower : Uplo::Upper;
         const BlockCyclic a(n, n, nb, nb, p, q, static_cast<int>(g() % p), static_cast<int>(g() % q));
         const BlockCyclic b(n, nrhs, nb, 1 + g() % 6, p, q, a.rows.src, 0);
-        // The delay given (the plan's own depends on nb, which the scaling changes).
-        std::vector<CholeskyOptions> opts = {
-            {.variant = CholeskyVariant::TwoD, .lookahead = static_cast<int>(g() % 2), .delay = 1 + t % 4}};
+        // The delay given (the plan's own depends on nb, which the scaling changes). Broadcast
+        // panels: the node-shared slots' workspace (1 x q) is rounded to cache lines, checked below.
+        const CholeskyOptions two_d{.variant = CholeskyVariant::TwoD,
+                                    .lookahead = static_cast<int>(g() % 2),
+                                    .delay = 1 + t % 4,
+                                    .node_shared_memory = false};
+        std::vector<CholeskyOptions> opts = {two_d};
         if (p * q >= 2) {
             // ReplPart splits each tile into h column slices: even tiles keep the split exact.
             const index_t bs = 2 * (1 + g() % 3);
@@ -155,6 +159,26 @@ TEST_CASE("potrf_cost, trsm_cost and potrs_cost scale exactly to 10^6 x 10^6") {
                 CAPTURE(rank);
                 check_scaled(small, big, s, false);
                 past += big.words > k2_31;
+            }
+        }
+        if (p == 1 && q > 1) {
+            // Node-shared slots: traffic as the broadcasts'; the slots' share is rounded up to
+            // whole lines, so its workspace scales by s^2 only once the rounding is negligible
+            // (between s / 5 and s), and it bounds the broadcast path's.
+            CholeskyOptions ns = two_d, ns_mid = two_d, ns_big = two_d;
+            ns.node_shared_memory = ns_mid.node_shared_memory = ns_big.node_shared_memory = true;
+            for (int rank = 0; rank < q; ++rank) {
+                const Cost small = potrf_cost(uplo, a, GridOrder::RowMajor, ns, rank, 8, false);
+                const Cost mid = potrf_cost(uplo, scaled(a, s / 5), GridOrder::RowMajor, ns_mid, rank, 8, false);
+                const Cost big = potrf_cost(uplo, scaled(a, s), GridOrder::RowMajor, ns_big, rank, 8, false);
+                const Cost bcast = potrf_cost(uplo, scaled(a, s), GridOrder::RowMajor, two_d, rank, 8, false);
+                CAPTURE(t);
+                CAPTURE(rank);
+                CHECK(big.msgs == small.msgs);
+                CHECK(big.words == small.words * s * s);
+                CHECK(big.words_recv == small.words_recv * s * s);
+                CHECK(big.extra_bytes >= bcast.extra_bytes);
+                CHECK(double(big.extra_bytes) == doctest::Approx(double(mid.extra_bytes) * 25.0).epsilon(1e-6));
             }
         }
         const TrsmOptions to{.lookahead = static_cast<int>(g() % 3)};
