@@ -42,7 +42,7 @@ struct GetrfArgs {
     index_t n = 4096, nb = 256;
     std::string grid, compare = "none", type = "d";
     int runs = 5, threads = 0, lookahead = 1;
-    bool count_only = false;
+    bool count_only = false, no_node_shared = false;
     std::string trace, matrix = "random";
     std::string threads_from;
 };
@@ -101,7 +101,7 @@ void run_getrf(const GetrfArgs& args, int p, int q) {
                 if (l.rows.to_global(i, grid.row()) == l.cols.to_global(j, grid.col())) a0.local(i, j) += T(double(n));
     }
     const double flops = (is_complex_v<T> ? 8.0 : 2.0) / 3.0 * double(n) * double(n) * double(n);
-    const LuOptions opts{.lookahead = args.lookahead};
+    const LuOptions opts{.lookahead = args.lookahead, .node_shared_memory = !args.no_node_shared};
 
     nlohmann::ordered_json sref;
     double scalapack_best = 0;
@@ -130,7 +130,7 @@ void run_getrf(const GetrfArgs& args, int p, int q) {
     nlohmann::ordered_json j = {
         {"bench", "getrf"}, {"type", args.type}, {"n", n}, {"nb", nb},
         {"grid", std::to_string(p) + "x" + std::to_string(q)}, {"matrix", args.matrix}, {"variant", to_string(LuVariant::TwoD)},
-        {"lookahead", args.lookahead}, {"ranks", grid.comm().size()}, {"threads", args.threads},
+        {"lookahead", args.lookahead}, {"node_shared", !args.no_node_shared}, {"ranks", grid.comm().size()}, {"threads", args.threads},
         {"threads_from", args.threads_from}, {"runs", args.count_only ? 1 : args.runs}, {"info", info},
         {"words_max", max_over_ranks(tr.words(), comm)}, {"words_model_max", max_over_ranks(model.words, comm)},
         {"msgs_max", max_over_ranks(tr.msgs(), comm)}, {"msgs_model_max", max_over_ranks(model.msgs, comm)},
@@ -199,6 +199,8 @@ void add_getrf_command(CLI::App& app) {
         ->capture_default_str();
     cmd->add_option("--trace", args->trace,
                     "one more run after the timed ones, traced: a Chrome/Perfetto trace of every rank to FILE");
+    cmd->add_flag("--no-node-shared", args->no_node_shared,
+                  "1 x q on one node: row broadcasts instead of node-shared slots (LuOptions::node_shared_memory)");
     cmd->add_flag("--count-only", args->count_only, "one untimed run: measured and modeled words and messages");
     cmd->callback([args] { run(*args); });
 }

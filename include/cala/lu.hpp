@@ -38,6 +38,12 @@ struct LuOptions {
     int lookahead = 1;
     /// Hard limit on the workspace per rank in bytes; 0 reads CALA_MAX_MEMORY_MB (no limit if unset).
     std::int64_t memory_limit_bytes = 0;
+    /// On a 1 x q grid whose ranks all run on one node: each step's row broadcasts (L11\U11 with
+    /// the interchanges, and L21) go through memory every rank maps (/dev/shm, as
+    /// CholeskyOptions::node_shared_memory): the panel's owner copies them in once and every rank
+    /// multiplies from there. The traffic counted (and modeled) is the broadcasts'. False: the
+    /// broadcasts.
+    bool node_shared_memory = true;
 };
 
 /// LU factorization A = P·L·U of the m x n matrix A with tournament pivoting (CALU): L unit

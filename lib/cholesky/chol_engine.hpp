@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "cholesky/engine.hpp"
-#include "cholesky/node_panels.hpp"
 #include "cholesky/team.hpp"
+#include "comm/node_slots.hpp"
 #include "core/workspace.hpp"
 
 namespace cala::detail {
@@ -171,7 +171,7 @@ private:
     index_t fail_ = 0;
     Panel pan_[3];  // panels l-1 (its update tasks may still run), l and l+1 (the lookahead)
     // 1 x q grids on one node, one thread a rank: the row broadcasts through shared slots.
-    std::optional<NodePanels> node_;
+    std::optional<NodeSlots> node_;
     void open_node_panels();
     // Rows of C per GEMM between two polls; without messages in flight (node_), all of them.
     index_t poll_step(index_t n, index_t k) const { return node_ ? index_t{1} << 40 : poll_rows(n, k); }

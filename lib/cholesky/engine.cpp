@@ -56,8 +56,8 @@ index_t CholEngine<T>::run() {
     return fail_;
 }
 
-// The row broadcasts through node-shared slots (node_panels.hpp) where the ranks of a 1 x q grid
-// share a node and each runs one thread (the updates then run in order on it, so a panel is
+// The row broadcasts through node-shared slots (comm/node_slots.hpp) where the ranks of a 1 x q
+// grid share a node and each runs one thread (the updates then run in order on it, so a panel is
 // retired only after its last reader). The same answer on every rank of the row: the geometry
 // and the options agree, the thread counts are agreed on.
 template <class T>

@@ -19,7 +19,7 @@ struct EngineArgs {
     PanelMode panel = PanelMode::Single;
     int panel_threads = 0;
     /// 1 x q grids whose ranks share a node, one thread a rank: panels through node-shared slots
-    /// (node_panels.hpp) instead of row broadcasts (the same traffic counted).
+    /// (comm/node_slots.hpp) instead of row broadcasts (the same traffic counted).
     bool node_shared = false;
     /// Not null: each step's trailing update (but the lookahead column) runs through these
     /// units (node_update.hpp); the panel stays on the rank's cores, outside OpenMP tasks.

@@ -7,9 +7,9 @@
 #include <sstream>
 
 #include "cala/error.hpp"
-#include "cholesky/node_panels.hpp"
 #include "cholesky/plan.hpp"
 #include "cholesky/planner.hpp"
+#include "comm/node_slots.hpp"
 #include "core/check.hpp"
 #include "model/check.hpp"
 #include "model/costs.hpp"
@@ -43,7 +43,7 @@ struct LoopTotals {
 // stacked (engine.cpp, update_on_node) and the units' memory of its device_gemm calls, at most
 // that of one call over all my rows at or below the first such column (node/route.hpp); added to
 // the step's peak, in elements of `elem` bytes.
-// node_shared: the panels may live in node-shared slots instead (node_panels.hpp, one thread a
+// node_shared: the panels may live in node-shared slots instead (comm/node_slots.hpp, one thread a
 // rank, no devices): the peak is then bounded for either path.
 LoopTotals engine_cost(const CholGeom& g, int me, int r, int c, bool cplx, const DeviceGemmOptions* dev = nullptr,
                        std::size_t elem = 8, bool node_shared = false) {
@@ -167,7 +167,7 @@ LoopTotals engine_cost(const CholGeom& g, int me, int r, int c, bool cplx, const
         index_t width = 0;
         for (index_t i = 0; i < g.mt(); ++i) width = std::max(width, g.size(i));
         const std::int64_t e = static_cast<std::int64_t>(elem);
-        const std::int64_t share = NodePanels::share_bytes(g.rows.local_size(r) * width, e, q);
+        const std::int64_t share = NodeSlots::share_bytes(g.rows.local_size(r) * width, e, q);
         out.buffers = std::max(out.buffers, no_panels + (share + e - 1) / e);
     }
     return out;

@@ -132,7 +132,7 @@ void CholEngine<T>::panel(index_t l) {
             }
             Span s(Kind::Panel, "copy to slot");
             kernels::copy(Op::N, pn.nrows, pn.width, tile(pn.rows.front(), l) + s0 * ldw_, ldw_, pn.lp, pn.nrows);
-            node_->publish(l, pn.nrows * pn.width, sizeof(T));
+            node_->publish(l, {pn.nrows * pn.width}, sizeof(T));
         }
     } else {
         if (!(in_col && h > 1)) pn.lr = Buffer<T>(pn.nrows * pn.width);  // (else distribute() filled it)
@@ -263,7 +263,7 @@ void CholEngine<T>::unpack(const std::vector<index_t>& tl, index_t l, const T* b
 template <class T>
 void CholEngine<T>::wait_panel(Panel& pn) {
     Span s(Kind::Wait, "wait panel");
-    if (node_ && !row_root(pn) && pn.nrows > 0 && pn.width > 0) node_->await(pn.l, pn.nrows * pn.width, sizeof(T));
+    if (node_ && !row_root(pn) && pn.nrows > 0 && pn.width > 0) node_->await(pn.l, {pn.nrows * pn.width}, sizeof(T));
     if (!row_root(pn)) wait_all(pn.row_req);
     if (!pn.col_posted) post_columns(pn);
     wait_all(pn.col_req);

@@ -18,7 +18,7 @@ struct CholPlan {
     BlockCyclic work;         ///< each layer's p x q layout (2D without conversion: the user's)
     CholGeom geom;
     /// CholeskyOptions::node_shared_memory on a 1 x q 2D grid: the engine may take the
-    /// node-shared panels (node_panels.hpp), and the model bounds the memory of either path.
+    /// node-shared panels (comm/node_slots.hpp), and the model bounds the memory of either path.
     bool node_shared = false;
 };
 

@@ -8,6 +8,9 @@
 //           update(l) of the other columns (polling MPI between row chunks)
 //
 // lookahead = 0: update(l) of every column, then panel(l+1). The traffic is the same either way.
+// On a 1 x q grid on one node (LuOptions::node_shared_memory), the row broadcasts of step l
+// (L11\U11 with the interchanges, and L21) are one node-shared slot the panel's owner fills
+// (comm/node_slots.hpp); the others read L21 there.
 // One process row (p == 1): the panel is LAPACK's getrf in place (partial pivoting, which is
 // what the tournament picks on one rank), without the tournament's copy and the L21 solve; the
 // interchanges of L's columns (left of the panel) wait until the end (swap_left).
@@ -16,6 +19,11 @@
 #include <complex>
 #include <utility>
 
+#include <optional>
+
+#include "comm/node_slots.hpp"
+#include "comm/traffic.hpp"
+#include "core/check.hpp"
 #include "core/trace.hpp"
 #include "core/workspace.hpp"
 #include "kernels/blas.hpp"
@@ -34,12 +42,14 @@ class LuEngine {
 public:
     LuEngine(const LuArgs& args, T* a, index_t lda, std::vector<index_t>& ipiv)
         : g_(args.g), r_(args.row), c_(args.col), rowc_(*args.row_comm), colc_(*args.col_comm), a_(a), lda_(lda),
-          ipiv_(ipiv), la_(args.lookahead > 0), m_loc_(g_.rows.local_size(r_)), n_loc_(g_.cols.local_size(c_)) {}
+          ipiv_(ipiv), la_(args.lookahead > 0), m_loc_(g_.rows.local_size(r_)), n_loc_(g_.cols.local_size(c_)),
+          node_shared_(args.node_shared) {}
 
     index_t run() {
         ipiv_.assign(static_cast<std::size_t>(g_.kmax()), 0);
         const index_t steps = g_.steps();
         if (steps == 0) return 0;
+        open_node_slots();
         setup(st_[0], 0);
         panel(st_[0]);
         for (index_t l = 0; l < steps; ++l) {
@@ -65,6 +75,7 @@ public:
             }
         }
         for (Step& s : st_) retire(s);
+        if (node_) node_->finish();
         if (g_.p() == 1) swap_left();
         else permute_left();
         return info_;
@@ -78,13 +89,33 @@ private:
         index_t lrb = 0, mrest = 0;   // my local rows below the diagonal block
         index_t lcr = 0, nrest = 0;   // my local columns right of the panel
         Buffer<T> top, lb, ub;        // L11\U11, interchanges, zero pivot; L21 (mrest x kb); U12 (kb x nrest)
+        T* lp = nullptr;              // L21: lb, or in the step's node-shared slot (after top)
         Request rtop, rl, ru;
     };
+
+    // One process row, q > 1, every rank of it on one node: the row broadcasts through node-shared
+    // slots, each step's top then L21 (the same answer on every rank: the geometry, the options
+    // and the node are the same for all).
+    void open_node_slots() {
+        if (!node_shared_ || g_.p() != 1 || g_.q() < 2 || !rowc_.shares_node()) return;
+        index_t w = 0;
+        for (index_t l = 0; l < g_.steps(); ++l) w = std::max(w, g_.width(l));
+        node_.emplace(rowc_, top_span(w) + m_loc_ * w, static_cast<std::int64_t>(sizeof(T)));
+        if (!node_->ok()) node_.reset();
+    }
+
+    // Elements of a slot before L21: top (kb·(kb + 2) + 1) up to a whole cache line.
+    static index_t top_span(index_t kb) {
+        const index_t line = std::max<index_t>(1, 64 / static_cast<index_t>(sizeof(T)));
+        return (kb * (kb + 2) + 1 + line - 1) / line * line;
+    }
 
     void retire(Step& s) {
         s.rtop.wait();
         s.rl.wait();
         s.ru.wait();
+        if (node_ && s.l >= 0) node_->done(s.l);
+        s.l = -1;
     }
 
     void setup(Step& s, index_t l) {
@@ -102,7 +133,12 @@ private:
         s.nrest = n_loc_ - s.lcr;
         // Sized once for the first (largest) step, then reused.
         if (s.top.size() < s.kb * (s.kb + 2) + 1) s.top = Buffer<T>(s.kb * (s.kb + 2) + 1);
-        if (s.lb.size() < s.mrest * s.kb) s.lb = Buffer<T>(s.mrest * s.kb);
+        if (node_) {  // L21 after top in the step's slot, at a whole cache line
+            s.lp = static_cast<T*>(node_->slot(l)) + top_span(s.kb);
+        } else {
+            if (s.lb.size() < s.mrest * s.kb) s.lb = Buffer<T>(s.mrest * s.kb);
+            s.lp = s.lb.data();
+        }
         if (s.ub.size() < s.kb * s.nrest) s.ub = Buffer<T>(s.kb * s.nrest);
     }
 
@@ -141,12 +177,23 @@ private:
                 Span sp(Kind::Trsm, "L21");
                 kernels::trsm_right_upper_lu(s.mrest, kb, s.top.data(), kb, pan + s.lrb, lda_);
             }
-            kernels::copy(Op::N, s.mrest, kb, pan + s.lrb, lda_, s.lb.data(), std::max<index_t>(1, s.mrest));
+            if (node_) {
+                Span sp(Kind::Wait, "wait slot");
+                node_->claim(s.l);
+            }
+            kernels::copy(Op::N, s.mrest, kb, pan + s.lrb, lda_, s.lp, std::max<index_t>(1, s.mrest));
             // After the interchanges' two columns: the first zero U(j, j) of the step, j + 1 (0: none).
             index_t zero = 0;
             for (index_t j = 0; j < kb && zero == 0; ++j)
                 if (s.top[j + j * kb] == T(0)) zero = j + 1;
             s.top[kb * (kb + 2)] = T(static_cast<double>(zero));
+        }
+        if (node_) {  // (p == 1: every rank is in process row pr)
+            if (c_ == s.pc) {
+                std::copy(s.top.data(), s.top.data() + words + 1, static_cast<T*>(node_->slot(s.l)));
+                node_->publish(s.l, {words + 1, s.mrest * kb}, sizeof(T));
+            }
+            return;
         }
         // Along the rows: L11\U11 to process row pr only (its U12 solve needs L11); the other rows
         // need only the interchanges and the zero pivot.
@@ -161,6 +208,11 @@ private:
         {
             Span sp(Kind::Wait, "pivots");
             s.rtop.wait();
+            if (node_ && c_ != s.pc) {
+                node_->await(s.l, {kb * (kb + 2) + 1, s.mrest * kb}, sizeof(T));
+                const T* top = static_cast<const T*>(node_->slot(s.l));
+                std::copy(top, top + kb * (kb + 2) + 1, s.top.data());
+            }
         }
         decode(s);
         const auto zero = static_cast<index_t>(std::real(s.top[kb * (kb + 2)]));
@@ -223,10 +275,12 @@ private:
         const index_t nc = c1 - c0, kb = s.kb, m = s.mrest;
         if (nc <= 0 || m == 0 || kb == 0) return;
         const index_t ldl = std::max<index_t>(1, m);
-        const index_t chunk = std::max<index_t>(256, ((index_t{1} << 24) / std::max<index_t>(1, nc * kb) + 15) / 16 * 16);
+        // Node-shared slots: nothing in flight needs polling.
+        const index_t chunk = node_ ? m
+                                    : std::max<index_t>(256, ((index_t{1} << 24) / std::max<index_t>(1, nc * kb) + 15) / 16 * 16);
         for (index_t i = 0; i < m; i += chunk) {
             Span sp(Kind::Gemm, "update");
-            kernels::gemm(Op::N, Op::N, std::min(chunk, m - i), nc, kb, T(-1), s.lb.data() + i, ldl,
+            kernels::gemm(Op::N, Op::N, std::min(chunk, m - i), nc, kb, T(-1), s.lp + i, ldl,
                           s.ub.data() + (c0 - s.lcr) * kb, kb, T(1), a_ + s.lrb + i + c0 * lda_, lda_);
             poll();
         }
@@ -250,6 +304,8 @@ private:
     index_t info_ = 0;
     Step st_[2];
     ExchangeBuffers<T> xw_;
+    bool node_shared_;
+    std::optional<NodeSlots> node_;
 };
 
 }  // namespace

@@ -19,6 +19,8 @@ struct LuArgs {
     const Comm* row_comm = nullptr;   ///< the q ranks of my process row (rank == col)
     const Comm* col_comm = nullptr;   ///< the p ranks of my process column (rank == row)
     int lookahead = 1;
+    /// 1 x q grids on one node: the row broadcasts through node-shared slots (engine.cpp).
+    bool node_shared = false;
 };
 
 /// Factors the local array a (ld lda, layout a.g on this rank). Fills ipiv (min(m, n) global

@@ -83,6 +83,7 @@ LuArgs lu_args(const Grid2D& g, const BlockCyclic& l, const LuOptions& o) {
     args.row_comm = &g.row_comm();
     args.col_comm = &g.col_comm();
     args.lookahead = o.lookahead;
+    args.node_shared = o.node_shared_memory;
     return args;
 }
 
@@ -95,7 +96,8 @@ index_t getrf(const MatrixRef<T>& a, std::vector<index_t>& ipiv, const LuOptions
     const std::string err = check_getrf(a, opts);
     std::uint64_t fp = 0;
     if (err.empty()) {
-        const std::int64_t o[] = {static_cast<std::int64_t>(opts.variant), opts.lookahead, opts.memory_limit_bytes};
+        const std::int64_t o[] = {static_cast<std::int64_t>(opts.variant), opts.lookahead, opts.memory_limit_bytes,
+                                  opts.node_shared_memory ? 1 : 0};
         fp = fingerprint(fingerprint(0x4c55, o, sizeof o), a.layout());
     }
     a.grid().comm().agree(err, fp, "getrf");

@@ -11,6 +11,7 @@
 
 #include "cala/cholesky.hpp"
 #include "cala/lu.hpp"
+#include "comm/node_slots.hpp"
 #include "core/check.hpp"
 #include "lu/geometry.hpp"
 #include "model/check.hpp"
@@ -176,6 +177,15 @@ Cost getrf_cost(const BlockCyclic& a, const LuOptions& opts, int row, int col, s
             t.c.words_recv += k * g.width(b);
             peak = std::max<std::int64_t>(peak, 2 * k * g.width(b));
         }
+    }
+    // Node-shared slots (LuOptions::node_shared_memory, 1 x q on one node): this rank's share of
+    // them on top, a bound of either path (the model does not know where the ranks run).
+    if (opts.node_shared_memory && p == 1 && q > 1) {
+        index_t w = 0;
+        for (index_t l = 0; l < g.steps(); ++l) w = std::max(w, g.width(l));
+        const index_t line = std::max<std::int64_t>(1, 64 / es);
+        const index_t top = (w * (w + 2) + 1 + line - 1) / line * line;
+        peak += (detail::NodeSlots::share_bytes(top + m_loc * w, es, q) + es - 1) / es;
     }
     t.c.extra_bytes = peak * es;
     return t.c;

@@ -180,6 +180,24 @@ TEST_CASE_TEMPLATE("getrs solves op(A)·X = B with the factors", T, float, doubl
             }
 }
 
+TEST_CASE_TEMPLATE("1 x q on one node: node-shared slots and broadcasts alike", T, double, std::complex<float>) {
+    // LuOptions::node_shared_memory on a 1 x q grid (this test's ranks share the machine): the
+    // row broadcasts through the shared slots, reused within a call (past four steps) and across
+    // calls, against the broadcasts on the same cases; both factor, and move what the model says.
+    const Comm world = Comm::borrow(MPI_COMM_WORLD);
+    if (world.size() < 2) return;
+    const Grid2D grid(world, 1, world.size());
+    const Case cases[] = {{37, 37, 4, 0, 0, 0}, {40, 25, 4, 0, 1, 0}, {29, 29, 5, 1, 1, 3}, {13, 31, 4, 0, 0, 2}};
+    int count = 0;
+    for (bool shared : {true, false})
+        for (int la : {1, 0})
+            for (const Case& c : cases) {
+                if ((count++ % stride()) != 0) continue;
+                factor_case<T>(grid, c, {.lookahead = la, .node_shared_memory = shared});
+            }
+    factor_case<T>(grid, {30, 30, 4, 0, 0, 0}, {}, 13);  // a zero column: the same info everywhere
+}
+
 TEST_CASE("an exactly zero column k gives info = k + 1 on every rank") {
     int count = 0;
     for (const Grid2D& grid : grids())
