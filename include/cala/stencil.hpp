@@ -251,6 +251,7 @@ struct StencilCost {
     std::int64_t exchanges = 0;          ///< halo exchanges (cycles)
     std::int64_t updates = 0;            ///< point updates, owned and redundant
     std::int64_t redundant_updates = 0;  ///< updates of halo points
+    std::int64_t cached_updates = 0;     ///< updates of steps 2..c of each cycle (swept together in cache)
 };
 
 /// Cost on the rank of coordinates `coords` of `steps` steps at depth s. Per cycle of c <= s
@@ -268,11 +269,15 @@ StencilCost stencil_cost(const StencilDomain& domain, std::array<int, 3> coords,
 struct StencilMachine {
     double latency_s = 0;                 ///< per message sent
     double bandwidth_bytes_per_s = 1e10;  ///< per rank, all its messages through one link
-    double update_rate = 1e9;             ///< point updates per second per rank
+    double update_rate = 1e9;             ///< point updates per second per rank, one step at a time
+    /// point updates per second per rank of steps 2..c of a cycle, which cala::stencil sweeps
+    /// together, a wavefront at a time, in cache (0: update_rate)
+    double cached_update_rate = 0;
 };
 
-/// latency·msgs_sent + elem_size·words_sent / bandwidth + updates / update_rate (seconds; no
-/// overlap of communication and computation assumed).
+/// latency·msgs_sent + elem_size·words_sent / bandwidth + (updates − cached_updates) / update_rate
+/// + cached_updates / cached_update_rate (seconds; no overlap of communication and computation
+/// assumed).
 double stencil_time(const StencilCost& cost, const StencilMachine& m, std::size_t elem_size);
 
 /// Predicted seconds per step in the steady state (one cycle of `depth` steps, divided by

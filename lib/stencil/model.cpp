@@ -10,6 +10,7 @@
 //     a_e = w·(sides of e with a neighbour, oneself included) when the cycle reads corners (a box,
 //     or a star with c >= 2), else 0;
 //   updates                  = sum_{t=1..c} prod_d (n_d + g_d·(c - t)·r),
+//   cached_updates           = the same sum over t = 2..c (swept together, in cache),
 // where g_d (0, 1 or 2) counts the sides of d that are not a Dirichlet boundary of the domain.
 //   2D 5-point, interior rank, s = c >= 2: per step 4/s messages sent,
 //   (2·n_x + 2·(n_y + 2·s·r))·s·r / s words sent, and
@@ -79,6 +80,7 @@ StencilCost cycle_cost(const StencilDomain& dom, const std::array<int, 3>& c, co
         const index_t v = (n[0] + grow[0] * e) * (n[1] + grow[1] * e) * (n[2] + grow[2] * e);
         k.updates += v;
         k.redundant_updates += v - owned;
+        if (t >= 2) k.cached_updates += v;
     }
     k.msgs = 2 * k.msgs_sent;
     k.words = 2 * k.words_sent;
@@ -94,6 +96,7 @@ StencilCost scaled_sum(const StencilCost& a, std::int64_t qa, const StencilCost&
     s.exchanges = qa * a.exchanges + b.exchanges;
     s.updates = qa * a.updates + b.updates;
     s.redundant_updates = qa * a.redundant_updates + b.redundant_updates;
+    s.cached_updates = qa * a.cached_updates + b.cached_updates;
     return s;
 }
 
@@ -125,7 +128,8 @@ StencilCost stencil_cost(const StencilDomain& dom, std::array<int, 3> coords, co
 double stencil_time(const StencilCost& c, const StencilMachine& m, std::size_t elem_size) {
     return m.latency_s * static_cast<double>(c.msgs_sent) +
            static_cast<double>(elem_size) * static_cast<double>(c.words_sent) / m.bandwidth_bytes_per_s +
-           static_cast<double>(c.updates) / m.update_rate;
+           static_cast<double>(c.updates - c.cached_updates) / m.update_rate +
+           static_cast<double>(c.cached_updates) / (m.cached_update_rate > 0 ? m.cached_update_rate : m.update_rate);
 }
 
 double stencil_time_per_step(const StencilDomain& dom, const StencilShape& sh, int depth, const StencilMachine& m,

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "cala/stencil.hpp"
 #include "core/check.hpp"
@@ -153,14 +154,15 @@ StencilStats stencil(StencilField<T>& u, const Stencil<T>& st, std::int64_t step
         }
         step(e1);
         A::set_current(u, 1 - cur);
-        // Steps 2..c, local.
+        // Steps 2..c, local, in one temporally blocked pass.
+        std::vector<Box> rest;
         for (int t = 2; t <= c; ++t) {
-            cur = A::current(u);
-            const Box e = grown(g, (c - t) * r);
-            detail::sweep_box(L, A::buffer(u, cur), A::buffer(u, 1 - cur), e, taps);
-            step(e);
-            A::set_current(u, 1 - cur);
+            rest.push_back(grown(g, (c - t) * r));
+            step(rest.back());
         }
+        cur = A::current(u);
+        detail::sweep_steps(L, A::buffer(u, cur), A::buffer(u, 1 - cur), rest, taps);
+        if (rest.size() % 2) A::set_current(u, 1 - cur);
         done += c;
     }
     return stats;

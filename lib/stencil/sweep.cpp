@@ -235,9 +235,77 @@ void sweep_box(const Layout& L, const T* in, T* out, const Box& b, const Taps<T>
     }
 }
 
+std::int64_t window_default_bytes() {
+    static const std::int64_t v = [] {
+        long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+        if (l2 <= 0) l2 = 512 * 1024;
+        return std::min({std::int64_t{8} * l2, llc_bytes() / 8, std::int64_t{16} << 20});
+    }();
+    return v;
+}
+
+template <class T>
+void sweep_steps(const Layout& L, T* a, T* b, const std::vector<Box>& boxes, const Taps<T>& taps, const Blocking& blk) {
+    const index_t S = static_cast<index_t>(boxes.size());
+    auto plain = [&] {
+        for (index_t k = 0; k < S; ++k) sweep_box(L, k % 2 ? b : a, k % 2 ? a : b, boxes[k], taps, blk);
+    };
+    if (S < 2 || boxes[0].empty()) return plain();
+    const Box& big = boxes[0];
+    const int sd = big.extent(2) > 1 ? 2 : 1;
+    if (big.extent(sd) <= 1) return plain();
+    const index_t r = std::max(taps.radius, 1);
+    const index_t unit = static_cast<index_t>(sizeof(T)) * big.extent(0) * (sd == 2 ? big.extent(1) : 1);
+    const std::int64_t budget = blk.window_bytes < 0 ? window_default_bytes() : blk.window_bytes;
+    index_t u = blk.wave_units;
+    if (u <= 0) {
+        // Groups of G steps whose window of 2 x (u + (G+1)·r) units, u >= 4·r, fits the budget.
+        const index_t G = budget / (2 * unit * r) - 5;
+        if (G < 2) return plain();
+        if (G < S) {
+            for (index_t k0 = 0; k0 < S; k0 += G) {
+                const std::vector<Box> part(boxes.begin() + k0, boxes.begin() + std::min(S, k0 + G));
+                sweep_steps(L, k0 % 2 ? b : a, k0 % 2 ? a : b, part, taps, blk);
+            }
+            return;
+        }
+        u = budget / (2 * unit) - (S + 1) * r;
+    }
+    u = std::min(u, big.extent(sd));
+    const index_t y0 = big.lo[sd];
+    index_t waves = 0;
+    for (index_t k = 0; k < S; ++k)
+        if (!boxes[k].empty()) waves = std::max(waves, (boxes[k].hi[sd] + k * r - y0 + u - 1) / u);
+    const RowTables<T>& tab = row_tables<T>();
+    const bool parallel = big.volume() >= 16384 && omp_get_max_threads() > 1;
+#pragma omp parallel if (parallel)
+    {
+        const index_t nt = omp_get_num_threads(), id = omp_get_thread_num();
+        for (index_t w = 0; w < waves; ++w)
+            for (index_t k = 0; k < S; ++k) {
+                Box v = boxes[k];
+                v.lo[sd] = std::max(v.lo[sd], y0 + w * u - k * r);
+                v.hi[sd] = std::min(v.hi[sd], y0 + (w + 1) * u - k * r);
+                if (!v.empty()) {
+                    const T* in = k % 2 ? b : a;
+                    T* out = k % 2 ? a : b;
+                    const index_t ey = v.extent(1), rows = ey * v.extent(2), n = v.extent(0);
+                    for (index_t q = rows * id / nt; q < rows * (id + 1) / nt; ++q) {
+                        const index_t at = L.index(v.lo[0], v.lo[1] + q % ey, v.lo[2] + q / ey);
+                        row(tab, out + at, in + at, taps, n, false);
+                    }
+                }
+                if (nt > 1) {
+#pragma omp barrier
+                }
+            }
+    }
+}
+
 #define CALA_STENCIL_SWEEP_INST(T)                                                    \
     template Taps<T> make_taps<T>(const Stencil<T>&, const Layout&);                  \
-    template void sweep_box<T>(const Layout&, const T*, T*, const Box&, const Taps<T>&, const Blocking&);
+    template void sweep_box<T>(const Layout&, const T*, T*, const Box&, const Taps<T>&, const Blocking&); \
+    template void sweep_steps<T>(const Layout&, T*, T*, const std::vector<Box>&, const Taps<T>&, const Blocking&);
 CALA_STENCIL_SWEEP_INST(float)
 CALA_STENCIL_SWEEP_INST(double)
 

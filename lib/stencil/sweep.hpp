@@ -35,12 +35,37 @@ struct Blocking {
     std::int64_t plane_bytes = 8 * 1024 * 1024;
     index_t bx = 0, by = 0;
     std::int64_t stream_bytes = -1;
+    /// sweep_steps: the bytes of both buffers a wavefront may keep in cache (-1: the default,
+    /// window_default_bytes(); 0: no temporal blocking), or its height in units (> 0: forced).
+    std::int64_t window_bytes = -1;
+    index_t wave_units = 0;
 };
+
+/// The cache budget of sweep_steps' wavefront when Blocking::window_bytes is -1.
+std::int64_t window_default_bytes();
 
 /// out(p) := sum_k coef_k·in(p + off_k), summed in tap order, for every p in b. The rows of b
 /// are split over the OpenMP threads in contiguous runs of the blocked order. in and out are
 /// distinct buffers of layout L.
 template <class T>
 void sweep_box(const Layout& L, const T* in, T* out, const Box& b, const Taps<T>& taps, const Blocking& blk = {});
+
+/// S = boxes.size() steps in a row, step k over boxes[k], reading a and writing b when k is even,
+/// the other way when odd: the same values, bit for bit, as S calls of sweep_box. Each box must
+/// lie in the previous one shrunk by the radius (except along a side where both end at a fixed
+/// boundary), as PA1's cycles are.
+///
+/// Temporal blocking: the slowest dimension with extent > 1 (y in 2D, z in 3D) is walked in
+/// wavefronts of u units (rows in 2D, planes in 3D); wavefront w computes step k over units
+/// [y0 + w·u − k·r, y0 + (w+1)·u − k·r) of its box, for k = 0..S−1 in order. Step k lags step
+/// k−1 by r units, so the units it reads are done, and the step k−2 values it overwrites are
+/// read by no later unit of step k−1. What the wavefront touches (about (u + (S+1)·r) units of
+/// both buffers) stays in cache: a point goes to and from memory about once per S steps
+/// instead of once per step. Threads split each unit range and meet at a barrier between steps.
+/// Falls back to S sweeps (streamed where sweep_box streams) when S < 2 or the window does not
+/// fit the budget.
+template <class T>
+void sweep_steps(const Layout& L, T* a, T* b, const std::vector<Box>& boxes, const Taps<T>& taps,
+                 const Blocking& blk = {});
 
 }  // namespace cala::detail

@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -184,6 +185,16 @@ TEST_CASE("model: messages per step 8:4:2:1 at s = 1, 2, 4, 8 for every preset, 
     const StencilCost s8 = cala::stencil_cost(p2, {1, 1, 0}, StencilShape{2, 1, true}, 8, 8);
     CHECK(s8.msgs_sent == 4);
     CHECK(s8.words_sent == 2 * 20 * 8 + 2 * (32 + 16) * 8);
+    // Steps 2..8 of the cycle sweep together: all updates but step 1's (the block grown by 7).
+    CHECK(s8.updates == [] {
+        index_t v = 0;
+        for (index_t e = 0; e < 8; ++e) v += (32 + 2 * e) * (20 + 2 * e);
+        return v;
+    }());
+    CHECK(s8.cached_updates == s8.updates - (32 + 14) * (20 + 14));
+    CHECK(cala::stencil_cost(p2, {1, 1, 0}, StencilShape{2, 1, true}, 1, 8).cached_updates == 0);
+    const StencilCost s3 = cala::stencil_cost(p2, {1, 1, 0}, StencilShape{2, 1, true}, 3, 8);  // cycles 3, 3, 2
+    CHECK(s3.cached_updates == 2 * ((32 + 2) * (20 + 2) + 32 * 20) + 32 * 20);
 }
 
 TEST_CASE("model: predicted time and the choice of depth") {
@@ -192,6 +203,9 @@ TEST_CASE("model: predicted time and the choice of depth") {
     c.words_sent = 100;
     c.updates = 1000;
     CHECK(cala::stencil_time(c, {1e-6, 1e9, 1e9}, 8) == doctest::Approx(4e-6 + 800e-9 + 1e-6));
+    c.cached_updates = 600;  // at 3e9 per second; the other 400 at 1e9
+    CHECK(cala::stencil_time(c, {1e-6, 1e9, 1e9, 3e9}, 8) == doctest::Approx(4e-6 + 800e-9 + 0.4e-6 + 0.2e-6));
+    CHECK(cala::stencil_time(c, {1e-6, 1e9, 1e9, 0}, 8) == doctest::Approx(4e-6 + 800e-9 + 1e-6));
 
     const StencilDomain d = StencilDomain::make_2d(64, 64, 2, 2, P, P);
     const StencilShape star{2, 1, true};
@@ -269,6 +283,84 @@ TEST_CASE_TEMPLATE("sweep kernel: any blocking and thread count gives the plain 
             CHECK(kernel_matches(cala::Stencil<T>::seven_point(), L3, b3, blk));
             CHECK(kernel_matches(cala::Stencil<T>::twenty_seven_point(), L3, b3, blk));
             CHECK(kernel_matches(cala::Stencil<T>::box(3, 2, c125), L3, cala::detail::Box{{0, 0, 0}, {19, 13, 11}}, blk));
+        }
+    }
+    omp_set_num_threads(threads);
+}
+
+namespace {
+
+// PA1's boxes for S steps of radius r over an owned block n (dims dim): step k over the block
+// grown by (S-1-k)·r, except along the low side of y and the high side of x (fixed boundaries).
+std::vector<cala::detail::Box> cycle_boxes(std::array<index_t, 3> n, int dim, index_t r, index_t S) {
+    std::vector<cala::detail::Box> out;
+    for (index_t k = 0; k < S; ++k) {
+        const index_t e = (S - 1 - k) * r;
+        cala::detail::Box b{{-e, 0, dim == 3 ? -e : 0}, {n[0], n[1] + e, dim == 3 ? n[2] + e : 1}};
+        out.push_back(b);
+    }
+    return out;
+}
+
+// sweep_steps against S calls of sweep_box: both buffers bit for bit.
+template <class T>
+bool steps_match(const cala::Stencil<T>& st, int dim, std::array<index_t, 3> n, index_t S,
+                 const cala::detail::Blocking& blk) {
+    const index_t r = st.radius(), h = S * r + r;
+    const cala::detail::Layout L{{h, h, dim == 3 ? h : 0}, {n[0] + 2 * h, n[1] + 2 * h, dim == 3 ? n[2] + 2 * h : 1}};
+    const index_t total = L.len[0] * L.len[1] * L.len[2];
+    std::vector<T> a(total), b(total);
+    std::mt19937_64 g(11);
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (auto& x : a) x = static_cast<T>(u(g));
+    for (auto& x : b) x = static_cast<T>(u(g));
+    std::vector<T> ra = a, rb = b;
+    const auto taps = cala::detail::make_taps(st, L);
+    const auto boxes = cycle_boxes(n, dim, r, S);
+    cala::detail::sweep_steps(L, a.data(), b.data(), boxes, taps, blk);
+    for (index_t k = 0; k < S; ++k)
+        cala::detail::sweep_box(L, k % 2 ? rb.data() : ra.data(), k % 2 ? ra.data() : rb.data(), boxes[k], taps,
+                                cala::detail::Blocking{});
+    return std::memcmp(a.data(), ra.data(), sizeof(T) * total) == 0 &&
+           std::memcmp(b.data(), rb.data(), sizeof(T) * total) == 0;
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("temporal blocking: any wavefront, group and thread count gives the step-by-step bits", T, float,
+                   double) {
+    std::vector<T> c25(25);
+    for (std::size_t i = 0; i < c25.size(); ++i) c25[i] = static_cast<T>(0.01 * (i + 1));
+    const int threads = omp_get_max_threads();
+    const std::array<index_t, 3> n2{53, 41, 1}, n3{13, 11, 9};
+    auto forced = [](index_t units) {
+        cala::detail::Blocking b;
+        b.wave_units = units;
+        return b;
+    };
+    auto window = [](std::int64_t bytes) {
+        cala::detail::Blocking b;
+        b.window_bytes = bytes;
+        return b;
+    };
+    for (int nt : {1, 2, 3}) {
+        omp_set_num_threads(nt);
+        CAPTURE(nt);
+        for (index_t S : {1, 2, 3, 5, 8}) {
+            CAPTURE(S);
+            // Forced wavefront heights, the default, no blocking, and budgets that cut S into groups.
+            std::vector<cala::detail::Blocking> blks{forced(1), forced(2), forced(3), forced(7), forced(1000),
+                                                     cala::detail::Blocking{}, window(0)};
+            for (index_t G : {2, 3}) blks.push_back(window(2 * (n2[0] + 2 * 8 * 2) * sizeof(T) * 2 * (G + 5)));
+            for (const auto& blk : blks) {
+                CAPTURE(blk.wave_units);
+                CAPTURE(blk.window_bytes);
+                CHECK(steps_match(cala::Stencil<T>::five_point(), 2, n2, S, blk));
+                CHECK(steps_match(cala::Stencil<T>::nine_point(), 2, n2, S, blk));
+                CHECK(steps_match(cala::Stencil<T>::box(2, 2, c25), 2, n2, S, blk));
+                CHECK(steps_match(cala::Stencil<T>::seven_point(), 3, n3, S, blk));
+                CHECK(steps_match(cala::Stencil<T>::twenty_seven_point(), 3, n3, S, blk));
+            }
         }
     }
     omp_set_num_threads(threads);
