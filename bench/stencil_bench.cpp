@@ -24,10 +24,15 @@
 //   bandwidth_gbs  over half the round trip); used by the model of this run.
 // Per depth: one warm-up call, then --runs timed calls of --steps steps (barrier, time,
 // barrier; max over ranks); time_per_step_s is the best, time_per_step_median_s the median.
-//   roofline_fraction = (2·sizeof(T)·owned points / time_per_step_median_s) / (copy_gbs·1e9):
-//   the sweep's minimum memory traffic per step (read every point once, write it once) at the
-//   median rate (sweep_gbs), over the depth's copy bandwidth (median over median). Above 1 is reported
-//   as an error (output.hpp). local_roofline_fraction: the same from update_rate and copy_gbs_run.
+//   cached_update_rate  the compute roof: cala::stencil's rate on a block alone that stays in
+//                  cache (cached_update_rate() below), halo points included;
+//   roofline_fraction = max(memory_bound_s, compute_bound_s) / time_per_step_median_s, where
+//   memory_bound_s = 2·sizeof(T)·owned points · (c >= 2 ? 2 : 1) / c / (copy_gbs·1e9): the
+//   schedule's least memory traffic per step at depth c (a streamed first step, then steps 2..c
+//   together in cache: read every point once and write it once, per phase), and
+//   compute_bound_s = updates_per_step / cached_update_rate (roofline_bound says which is larger).
+//   sweep_gbs = 2·sizeof(T)·owned / time_per_step_median_s. Above 1 is reported as an error
+//   (output.hpp). local_roofline_fraction: 2·sizeof(T)·update_rate / copy_gbs_run (depth 1).
 // Model: model_time_per_step_s = stencil_time(cost of this rank, {latency, bandwidth,
 // update_rate} measured above) / steps, max over ranks. With --model-ranks P the same local
 // block on P ranks (squarest grid) and --model-latency-us / --model-bandwidth-gbs (default:
@@ -65,19 +70,19 @@ namespace {
 // The compute roof of the temporally blocked steps: the rate, in point updates per second
 // (halo points included), of cala::stencil on a block alone whose two buffers take 4 x the L2
 // (half the wavefront's budget, so that the whole block stays in cache; rows as long as this
-// rank's, up to 16384 points, or planes of up to 64 x 64; at least 8 of them), at the deepest
-// depth it takes (at most 32), at least 64 steps; best of --runs (at least 5), minimum over ranks.
+// rank's, up to 16384 points; at least 8 rows, or 8 x 8 in 3D), at the deepest depth it takes
+// (at most 32), at least 64 steps; best of --runs (at least 5), minimum over ranks.
 template <class T>
 double cached_update_rate(const Stencil<T>& st, int dim, index_t nx, std::int64_t steps, int runs) {
     long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
     if (l2 <= 0) l2 = 512 * 1024;
-    const index_t x = std::min<index_t>(nx, dim == 2 ? 16384 : 64);
-    const index_t plane = dim == 2 ? x : x * x;
-    const index_t len = std::max<index_t>(8, 4 * l2 / (2 * static_cast<index_t>(sizeof(T)) * plane));
+    const index_t x = std::min<index_t>(nx, 16384);
+    const index_t fit = 4 * l2 / (2 * static_cast<index_t>(sizeof(T)) * x);  // rows (2D) or y·z (3D) that fit
+    const index_t len = std::max<index_t>(8, dim == 2 ? fit : static_cast<index_t>(std::sqrt(static_cast<double>(fit))));
     const int depth = static_cast<int>(std::clamp<index_t>(std::min(x, len) / st.radius(), 1, 32));
     const Comm self = Comm::borrow(MPI_COMM_SELF);
     const StencilGrid alone(self, dim == 2 ? StencilDomain::make_2d(x, len, 1, 1)
-                                           : StencilDomain::make_3d(x, x, len, 1, 1, 1));
+                                           : StencilDomain::make_3d(x, len, len, 1, 1, 1));
     StencilField<T> v(alone, depth * st.radius());
     v.fill([](index_t i, index_t j, index_t k) { return static_cast<T>((i + j + k) % 3); });
     const std::int64_t n = (std::max<std::int64_t>(64, steps) + depth - 1) / depth * depth;

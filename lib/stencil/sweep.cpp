@@ -255,50 +255,61 @@ void sweep_steps(const Layout& L, T* a, T* b, const std::vector<Box>& boxes, con
     const int sd = big.extent(2) > 1 ? 2 : 1;
     if (big.extent(sd) <= 1) return plain();
     const index_t r = std::max(taps.radius, 1);
-    const index_t unit = static_cast<index_t>(sizeof(T)) * big.extent(0) * (sd == 2 ? big.extent(1) : 1);
+    const int td = sd - 1;  // tiled in skewed tiles (x in 2D, y in 3D)
+    const index_t sz = static_cast<index_t>(sizeof(T)), rest = sd == 2 ? big.extent(0) : 1;
     const std::int64_t budget = blk.window_bytes < 0 ? window_default_bytes() : blk.window_bytes;
-    index_t u = blk.wave_units;
+    constexpr index_t kMinTile = 64;
+    index_t u = blk.wave_units, tw = blk.wave_tile > 0 ? blk.wave_tile : big.extent(td) + S * r;
     if (u <= 0) {
-        // Groups of G steps whose window of 2 x (u + (G+1)·r) units, u >= 4·r, fits the budget.
-        const index_t G = budget / (2 * unit * r) - 5;
-        if (G < 2) return plain();
-        if (G < S) {
+        // Tiles of tw points along td whose window, 2 buffers x (u + (S+1)·r) units of tw·rest
+        // points with u >= 4·r, fits the budget; where even kMinTile does not, groups of G steps.
+        const index_t fit = budget / (2 * sz * rest * (S + 5) * r), least = std::min(kMinTile, tw);
+        if (blk.wave_tile <= 0 && fit < least) {
+            const index_t G = budget / (2 * sz * rest * least * r) - 5;  // < S
+            if (G < 2 || budget == 0) return plain();
             for (index_t k0 = 0; k0 < S; k0 += G) {
                 const std::vector<Box> part(boxes.begin() + k0, boxes.begin() + std::min(S, k0 + G));
                 sweep_steps(L, k0 % 2 ? b : a, k0 % 2 ? a : b, part, taps, blk);
             }
             return;
         }
-        u = budget / (2 * unit) - (S + 1) * r;
+        if (blk.wave_tile <= 0) tw = std::min(tw, fit);
+        u = std::max<index_t>(4 * r, budget / (2 * sz * rest * tw) - (S + 1) * r);
     }
     u = std::min(u, big.extent(sd));
-    const index_t y0 = big.lo[sd];
-    index_t waves = 0;
+    const index_t y0 = big.lo[sd], x0 = big.lo[td];
+    index_t waves = 0, tiles = 0;
     for (index_t k = 0; k < S; ++k)
-        if (!boxes[k].empty()) waves = std::max(waves, (boxes[k].hi[sd] + k * r - y0 + u - 1) / u);
+        if (!boxes[k].empty()) {
+            waves = std::max(waves, (boxes[k].hi[sd] + k * r - y0 + u - 1) / u);
+            tiles = std::max(tiles, (boxes[k].hi[td] + k * r - x0 + tw - 1) / tw);
+        }
     const RowTables<T>& tab = row_tables<T>();
     const bool parallel = big.volume() >= 16384 && omp_get_max_threads() > 1;
 #pragma omp parallel if (parallel)
     {
         const index_t nt = omp_get_num_threads(), id = omp_get_thread_num();
-        for (index_t w = 0; w < waves; ++w)
-            for (index_t k = 0; k < S; ++k) {
-                Box v = boxes[k];
-                v.lo[sd] = std::max(v.lo[sd], y0 + w * u - k * r);
-                v.hi[sd] = std::min(v.hi[sd], y0 + (w + 1) * u - k * r);
-                if (!v.empty()) {
-                    const T* in = k % 2 ? b : a;
-                    T* out = k % 2 ? a : b;
-                    const index_t ey = v.extent(1), rows = ey * v.extent(2), n = v.extent(0);
-                    for (index_t q = rows * id / nt; q < rows * (id + 1) / nt; ++q) {
-                        const index_t at = L.index(v.lo[0], v.lo[1] + q % ey, v.lo[2] + q / ey);
-                        row(tab, out + at, in + at, taps, n, false);
+        for (index_t i = 0; i < tiles; ++i)
+            for (index_t w = 0; w < waves; ++w)
+                for (index_t k = 0; k < S; ++k) {
+                    Box v = boxes[k];
+                    v.lo[sd] = std::max(v.lo[sd], y0 + w * u - k * r);
+                    v.hi[sd] = std::min(v.hi[sd], y0 + (w + 1) * u - k * r);
+                    v.lo[td] = std::max(v.lo[td], x0 + i * tw - k * r);
+                    v.hi[td] = std::min(v.hi[td], x0 + (i + 1) * tw - k * r);
+                    if (!v.empty()) {
+                        const T* in = k % 2 ? b : a;
+                        T* out = k % 2 ? a : b;
+                        const index_t ey = v.extent(1), rows = ey * v.extent(2), n = v.extent(0);
+                        for (index_t q = rows * id / nt; q < rows * (id + 1) / nt; ++q) {
+                            const index_t at = L.index(v.lo[0], v.lo[1] + q % ey, v.lo[2] + q / ey);
+                            row(tab, out + at, in + at, taps, n, false);
+                        }
+                    }
+                    if (nt > 1) {
+#pragma omp barrier
                     }
                 }
-                if (nt > 1) {
-#pragma omp barrier
-                }
-            }
     }
 }
 

@@ -39,6 +39,7 @@ struct Blocking {
     /// window_default_bytes(); 0: no temporal blocking), or its height in units (> 0: forced).
     std::int64_t window_bytes = -1;
     index_t wave_units = 0;
+    index_t wave_tile = 0;  ///< sweep_steps' skewed tile width along x (2D) or y (3D) (> 0: forced)
 };
 
 /// The cache budget of sweep_steps' wavefront when Blocking::window_bytes is -1.

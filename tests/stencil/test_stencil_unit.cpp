@@ -333,9 +333,10 @@ TEST_CASE_TEMPLATE("temporal blocking: any wavefront, group and thread count giv
     for (std::size_t i = 0; i < c25.size(); ++i) c25[i] = static_cast<T>(0.01 * (i + 1));
     const int threads = omp_get_max_threads();
     const std::array<index_t, 3> n2{53, 41, 1}, n3{13, 11, 9};
-    auto forced = [](index_t units) {
+    auto forced = [](index_t units, index_t tile = 0) {
         cala::detail::Blocking b;
         b.wave_units = units;
+        b.wave_tile = tile;
         return b;
     };
     auto window = [](std::int64_t bytes) {
@@ -349,11 +350,15 @@ TEST_CASE_TEMPLATE("temporal blocking: any wavefront, group and thread count giv
         for (index_t S : {1, 2, 3, 5, 8}) {
             CAPTURE(S);
             // Forced wavefront heights, the default, no blocking, and budgets that cut S into groups.
+            // Skewed tiles along x (2D) or y (3D), forced or from small budgets.
             std::vector<cala::detail::Blocking> blks{forced(1), forced(2), forced(3), forced(7), forced(1000),
-                                                     cala::detail::Blocking{}, window(0)};
+                                                     forced(1, 1), forced(2, 3), forced(3, 5), forced(4, 16),
+                                                     cala::detail::Blocking{}, window(0), window(4096),
+                                                     window(16384), window(65536)};
             for (index_t G : {2, 3}) blks.push_back(window(2 * (n2[0] + 2 * 8 * 2) * sizeof(T) * 2 * (G + 5)));
             for (const auto& blk : blks) {
                 CAPTURE(blk.wave_units);
+                CAPTURE(blk.wave_tile);
                 CAPTURE(blk.window_bytes);
                 CHECK(steps_match(cala::Stencil<T>::five_point(), 2, n2, S, blk));
                 CHECK(steps_match(cala::Stencil<T>::nine_point(), 2, n2, S, blk));
