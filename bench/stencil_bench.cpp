@@ -27,9 +27,9 @@
 //   cached_update_rate  the compute roof: cala::stencil's rate on a block alone that stays in
 //                  cache (cached_update_rate() below), halo points included;
 //   roofline_fraction = max(memory_bound_s, compute_bound_s) / time_per_step_median_s, where
-//   memory_bound_s = 2·sizeof(T)·owned points · (c >= 2 ? 2 : 1) / c / (copy_gbs·1e9): the
-//   schedule's least memory traffic per step at depth c (a streamed first step, then steps 2..c
-//   together in cache: read every point once and write it once, per phase), and
+//   memory_bound_s = 2·sizeof(T)·owned points / c / (copy_gbs·1e9): the least memory traffic
+//   per step at depth c (the c steps of a cycle together in cache: every point read once and
+//   written once per cycle), and
 //   compute_bound_s = updates_per_step / cached_update_rate (roofline_bound says which is larger).
 //   sweep_gbs = 2·sizeof(T)·owned / time_per_step_median_s. Above 1 is reported as an error
 //   (output.hpp). local_roofline_fraction: 2·sizeof(T)·update_rate / copy_gbs_run (depth 1).
@@ -442,11 +442,11 @@ void run_stencil(const StencilArgs& args, const std::array<int, 3>& procs) {
     const double copy = copies.reference();
     for (std::size_t i = 0; i < lines.size(); ++i) {
         const double near = around[i].reference();
-        // The roofline of depth c: a streamed first step, then steps 2..c together in cache, so
-        // at least 2·sweep_bytes per cycle to and from memory (sweep_bytes when c = 1), and no
-        // update faster than the kernel runs in cache.
+        // The roofline of depth c: the c steps of a cycle together in cache, so at least
+        // sweep_bytes per cycle to and from memory, and no update faster than the kernel runs in
+        // cache.
         const int c = std::min<int>(lines[i]["depth"].get<int>(), static_cast<int>(args.steps));
-        const double memory_s = sweep_bytes * (c >= 2 ? 2.0 : 1.0) / c / (near * 1e9);
+        const double memory_s = sweep_bytes / c / (near * 1e9);
         const double compute_s = lines[i]["updates_per_step"].get<double>() / cached_rate;
         const double fraction = std::max(memory_s, compute_s) / median_step[i];
         lines[i]["roofline_fraction"] = fraction;

@@ -1,16 +1,22 @@
 // cala::stencil: PA1 (Demmel et al.) over a field with a deep halo.
 //
-// cala::stencil -> HaloExchange (every cycle of <= depth steps) -> sweep_box (each step)
+// cala::stencil -> HaloExchange (every cycle of <= depth steps) -> sweep_steps / sweep_box
 //
-// A cycle of c steps (c = depth, or what is left of `steps`):
+// A cycle of c steps (c = depth, or what is left of `steps`), step t over E(c-t), where E(e) is
+// the owned block grown by e on every side that is not a Dirichlet boundary of the domain (the
+// last one is the owned block):
 //   1. start the exchange of a halo of width w = c·r, faces only, dimension by dimension
 //      (exchange.hpp: the later phases follow as the earlier ones arrive);
-//   2. step 1 over E(c-1), where E(e) is the owned block grown by e on every side that is not a
-//      Dirichlet boundary of the domain: first its interior (the owned block shrunk by r on
-//      every side that receives a halo, which reads no halo point), in chunks with MPI progress
-//      in between (which also moves the exchange to its next phase), while the messages are in
-//      flight; then finish the exchange, and the rest of E(c-1);
-//   3. steps t = 2..c over E(c-t), without communication; the last one is the owned block.
+//   2. while the messages are in flight, every step over its part of the interior, in one
+//      temporally blocked pass (sweep_steps: a point goes to and from memory about once per
+//      cycle, not once per step), with MPI progress in between (which also moves the exchange to
+//      its next phase): step 1 over the owned block shrunk by r on every side that receives a
+//      halo (it reads no halo point), step t >= 2 over the owned block shrunk by (c + t - 1)·r
+//      there (so that it also leaves alone the strips of width c·r that later phases send from
+//      the input buffer);
+//   3. finish the exchange; then, step by step, the rest of each E(c-t) (thin shells: a point
+//      there reads no point that a later step of the interior overwrote).
+// Without overlap: finish the exchange, then all c steps over E(c-t) in one sweep_steps pass.
 // Each step reads one buffer and writes the other; points outside E(c-t) are never read again
 // before the next exchange, so stale values there are harmless.
 
@@ -131,38 +137,40 @@ StencilStats stencil(StencilField<T>& u, const Stencil<T>& st, std::int64_t step
         int cur = A::current(u);
         ex.start(A::buffer(u, cur), c);
         ++stats.exchanges;
-        // Step 1 of the cycle.
-        const Box e1 = grown(g, (c - 1) * r);
-        const T* in = A::buffer(u, cur);
+        T* in = A::buffer(u, cur);
         T* out = A::buffer(u, 1 - cur);
+        std::vector<Box> e;  // E(c-1), ..., E(0)
+        for (int t = 1; t <= c; ++t) {
+            e.push_back(grown(g, (c - t) * r));
+            step(e.back());
+        }
         if (opts.overlap && !inner.empty()) {
-            // Interior in chunks along the slowest dimension, with MPI progress in between.
-            const int slow = dom.dim - 1;
-            const int chunks = static_cast<int>(std::min<index_t>(4, inner.extent(slow)));
-            for (int q = 0; q < chunks; ++q) {
-                Box part = inner;
-                part.lo[slow] = inner.lo[slow] + inner.extent(slow) * q / chunks;
-                part.hi[slow] = inner.lo[slow] + inner.extent(slow) * (q + 1) / chunks;
-                detail::sweep_box(L, in, out, part, taps);
-                ex.progress();
+            // While the halo travels: the interior of every step, temporally blocked, with MPI
+            // progress in between. Step 1 over the interior; steps t >= 2 also keep off the strips
+            // of width c·r that later phases of the exchange send from `in`.
+            std::vector<Box> core{inner};
+            for (int t = 2; t <= c; ++t) {
+                const Box b = interior(g, (c + t - 1) * r);
+                if (b.empty()) break;
+                core.push_back(b);
             }
+            detail::sweep_steps(L, in, out, core, taps, {}, [&] { ex.progress(); });
             ex.finish();
-            for (const Box& b : shell(e1, inner)) detail::sweep_box(L, in, out, b, taps);
+            // Then, step by step, the rest of each E(c-t): thin shells, which read only points
+            // that the interior's later steps left alone.
+            for (int t = 1; t <= c; ++t) {
+                const T* src = t % 2 ? in : out;
+                T* dst = t % 2 ? out : in;
+                if (t <= static_cast<int>(core.size()))
+                    for (const Box& b : shell(e[t - 1], core[t - 1])) detail::sweep_box(L, src, dst, b, taps);
+                else
+                    detail::sweep_box(L, src, dst, e[t - 1], taps);
+            }
         } else {
             ex.finish();
-            detail::sweep_box(L, in, out, e1, taps);
+            detail::sweep_steps(L, in, out, e, taps);
         }
-        step(e1);
-        A::set_current(u, 1 - cur);
-        // Steps 2..c, local, in one temporally blocked pass.
-        std::vector<Box> rest;
-        for (int t = 2; t <= c; ++t) {
-            rest.push_back(grown(g, (c - t) * r));
-            step(rest.back());
-        }
-        cur = A::current(u);
-        detail::sweep_steps(L, A::buffer(u, cur), A::buffer(u, 1 - cur), rest, taps);
-        if (rest.size() % 2) A::set_current(u, 1 - cur);
+        if (c % 2) A::set_current(u, 1 - cur);
         done += c;
     }
     return stats;

@@ -245,10 +245,14 @@ std::int64_t window_default_bytes() {
 }
 
 template <class T>
-void sweep_steps(const Layout& L, T* a, T* b, const std::vector<Box>& boxes, const Taps<T>& taps, const Blocking& blk) {
+void sweep_steps(const Layout& L, T* a, T* b, const std::vector<Box>& boxes, const Taps<T>& taps, const Blocking& blk,
+                 const std::function<void()>& progress) {
     const index_t S = static_cast<index_t>(boxes.size());
     auto plain = [&] {
-        for (index_t k = 0; k < S; ++k) sweep_box(L, k % 2 ? b : a, k % 2 ? a : b, boxes[k], taps, blk);
+        for (index_t k = 0; k < S; ++k) {
+            sweep_box(L, k % 2 ? b : a, k % 2 ? a : b, boxes[k], taps, blk);
+            if (progress) progress();
+        }
     };
     if (S < 2 || boxes[0].empty()) return plain();
     const Box& big = boxes[0];
@@ -269,7 +273,7 @@ void sweep_steps(const Layout& L, T* a, T* b, const std::vector<Box>& boxes, con
             if (G < 2 || budget == 0) return plain();
             for (index_t k0 = 0; k0 < S; k0 += G) {
                 const std::vector<Box> part(boxes.begin() + k0, boxes.begin() + std::min(S, k0 + G));
-                sweep_steps(L, k0 % 2 ? b : a, k0 % 2 ? a : b, part, taps, blk);
+                sweep_steps(L, k0 % 2 ? b : a, k0 % 2 ? a : b, part, taps, blk, progress);
             }
             return;
         }
@@ -286,11 +290,13 @@ void sweep_steps(const Layout& L, T* a, T* b, const std::vector<Box>& boxes, con
         }
     const RowTables<T>& tab = row_tables<T>();
     const bool parallel = big.volume() >= 16384 && omp_get_max_threads() > 1;
+    constexpr index_t kWavesPerProgress = 16;
 #pragma omp parallel if (parallel)
     {
         const index_t nt = omp_get_num_threads(), id = omp_get_thread_num();
         for (index_t i = 0; i < tiles; ++i)
-            for (index_t w = 0; w < waves; ++w)
+            for (index_t w = 0; w < waves; ++w) {
+                if (progress && id == 0 && w % kWavesPerProgress == kWavesPerProgress - 1) progress();
                 for (index_t k = 0; k < S; ++k) {
                     Box v = boxes[k];
                     v.lo[sd] = std::max(v.lo[sd], y0 + w * u - k * r);
@@ -310,13 +316,16 @@ void sweep_steps(const Layout& L, T* a, T* b, const std::vector<Box>& boxes, con
 #pragma omp barrier
                     }
                 }
+            }
     }
+    if (progress) progress();
 }
 
 #define CALA_STENCIL_SWEEP_INST(T)                                                    \
     template Taps<T> make_taps<T>(const Stencil<T>&, const Layout&);                  \
     template void sweep_box<T>(const Layout&, const T*, T*, const Box&, const Taps<T>&, const Blocking&); \
-    template void sweep_steps<T>(const Layout&, T*, T*, const std::vector<Box>&, const Taps<T>&, const Blocking&);
+    template void sweep_steps<T>(const Layout&, T*, T*, const std::vector<Box>&, const Taps<T>&, const Blocking&, \
+                                 const std::function<void()>&);
 CALA_STENCIL_SWEEP_INST(float)
 CALA_STENCIL_SWEEP_INST(double)
 

@@ -2,6 +2,7 @@
 // The local sweep: out := S(in) over one box of a field's storage (OpenMP, cache blocked).
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "cala/stencil.hpp"
@@ -65,8 +66,10 @@ void sweep_box(const Layout& L, const T* in, T* out, const Box& b, const Taps<T>
 /// instead of once per step. Threads split each unit range and meet at a barrier between steps.
 /// Falls back to S sweeps (streamed where sweep_box streams) when S < 2 or the window does not
 /// fit the budget.
+/// `progress`, if set, is called by the calling thread now and then (between tiles, and every
+/// few wavefronts), and at the end.
 template <class T>
 void sweep_steps(const Layout& L, T* a, T* b, const std::vector<Box>& boxes, const Taps<T>& taps,
-                 const Blocking& blk = {});
+                 const Blocking& blk = {}, const std::function<void()>& progress = {});
 
 }  // namespace cala::detail
