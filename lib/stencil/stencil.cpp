@@ -14,9 +14,12 @@
 //      halo (it reads no halo point), step t >= 2 over the owned block shrunk by (c + t - 1)·r
 //      there (so that it also leaves alone the strips of width c·r that later phases send from
 //      the input buffer);
-//   3. finish the exchange; then, step by step, the rest of each E(c-t) (thin shells: a point
-//      there reads no point that a later step of the interior overwrote).
-// Without overlap: finish the exchange, then all c steps over E(c-t) in one sweep_steps pass.
+//   3. finish the exchange; then, step by step, the rest of each E(c-t) (shells: a point there
+//      reads no point that a later step of the interior overwrote).
+// Where the shells would add up to more than half of E(c-1) (small or 3D blocks, deep cycles),
+// step 2 covers step 1's interior only (in chunks, with progress in between), step 3 its shell,
+// and steps 2..c follow in one sweep_steps pass. Without overlap: finish the exchange, then all c
+// steps over E(c-t) in one sweep_steps pass.
 // Each step reads one buffer and writes the other; points outside E(c-t) are never read again
 // before the next exchange, so stale values there are harmless.
 
@@ -144,20 +147,28 @@ StencilStats stencil(StencilField<T>& u, const Stencil<T>& st, std::int64_t step
             e.push_back(grown(g, (c - t) * r));
             step(e.back());
         }
+        // While the halo travels, the interior of every step, temporally blocked: step 1 over
+        // the owned block shrunk by r on every side that receives a halo (it reads no halo
+        // point), step t >= 2 shrunk by (c + t - 1)·r there (so that it also leaves alone the
+        // strips of width c·r that later phases of the exchange send from `in`). The rest of
+        // each E(c-t), its shell, then follows step by step from memory: where the shells add up
+        // to more than half of E(c-1), only step 1's interior goes first.
+        std::vector<Box> core;
         if (opts.overlap && !inner.empty()) {
-            // While the halo travels: the interior of every step, temporally blocked, with MPI
-            // progress in between. Step 1 over the interior; steps t >= 2 also keep off the strips
-            // of width c·r that later phases of the exchange send from `in`.
-            std::vector<Box> core{inner};
+            core.push_back(inner);
             for (int t = 2; t <= c; ++t) {
                 const Box b = interior(g, (c + t - 1) * r);
                 if (b.empty()) break;
                 core.push_back(b);
             }
+            index_t shells = 0;
+            for (int t = 1; t <= c; ++t)
+                shells += e[t - 1].volume() - (t <= static_cast<int>(core.size()) ? core[t - 1].volume() : 0);
+            if (2 * shells > e[0].volume()) core.resize(1);
+        }
+        if (core.size() >= 2) {
             detail::sweep_steps(L, in, out, core, taps, {}, [&] { ex.progress(); });
             ex.finish();
-            // Then, step by step, the rest of each E(c-t): thin shells, which read only points
-            // that the interior's later steps left alone.
             for (int t = 1; t <= c; ++t) {
                 const T* src = t % 2 ? in : out;
                 T* dst = t % 2 ? out : in;
@@ -166,6 +177,21 @@ StencilStats stencil(StencilField<T>& u, const Stencil<T>& st, std::int64_t step
                 else
                     detail::sweep_box(L, src, dst, e[t - 1], taps);
             }
+        } else if (core.size() == 1) {
+            // Step 1's interior in chunks along the slowest dimension, with MPI progress in
+            // between; then its shell; then steps 2..c together.
+            const int slow = dom.dim - 1;
+            const int chunks = static_cast<int>(std::min<index_t>(4, inner.extent(slow)));
+            for (int q = 0; q < chunks; ++q) {
+                Box part = inner;
+                part.lo[slow] = inner.lo[slow] + inner.extent(slow) * q / chunks;
+                part.hi[slow] = inner.lo[slow] + inner.extent(slow) * (q + 1) / chunks;
+                detail::sweep_box(L, in, out, part, taps);
+                ex.progress();
+            }
+            ex.finish();
+            for (const Box& b : shell(e[0], inner)) detail::sweep_box(L, in, out, b, taps);
+            detail::sweep_steps(L, out, in, std::vector<Box>(e.begin() + 1, e.end()), taps);
         } else {
             ex.finish();
             detail::sweep_steps(L, in, out, e, taps);

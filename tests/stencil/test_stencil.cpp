@@ -81,7 +81,11 @@ std::vector<cala::Stencil<T>> stencils(int dim) {
     return {cala::Stencil<T>::seven_point(), cala::Stencil<T>::twenty_seven_point(), cala::Stencil<T>::star(3, 2, star)};
 }
 
-StencilDomain domain(int dim, std::array<int, 3> p, std::array<Boundary, 3> bc) {
+// Small blocks, and (large) 2D blocks of 80 x 100 points or more, whose cycles of 2 steps sweep
+// every step's interior while the halo travels (cycles of 3 and 4 only step 1's: their shells
+// would exceed half the block).
+StencilDomain domain(int dim, std::array<int, 3> p, std::array<Boundary, 3> bc, bool large = false) {
+    if (large) return StencilDomain::make_2d(241, 203, p[0], p[1], bc[0], bc[1]);
     return dim == 2 ? StencilDomain::make_2d(23, 19, p[0], p[1], bc[0], bc[1])
                     : StencilDomain::make_3d(13, 11, 10, p[0], p[1], p[2], bc[0], bc[1], bc[2]);
 }
@@ -108,7 +112,7 @@ bool matches(const cala::StencilField<T>& u, const std::vector<T>& ref) {
 }
 
 template <class T>
-void sweep_everything(int dim) {
+void sweep_everything(int dim, bool large = false) {
     const std::int64_t steps = 5;  // not divided by 2, 3, 4
     const std::uint64_t seed = fresh_seed();
     auto f = [seed](index_t i, index_t j, index_t k) { return cala::test::field_value<T>(seed, i, j, k); };
@@ -120,9 +124,10 @@ void sweep_everything(int dim) {
     for (const auto& bc : boundary_kinds<T>()) {
         // The reference depends on neither the rank grid nor the depth.
         std::vector<std::vector<T>> refs;
-        for (const auto& st : sts) refs.push_back(cala::test::reference_sweep(domain(dim, {1, 1, 1}, bc), st, seed, steps));
+        for (const auto& st : sts)
+            refs.push_back(cala::test::reference_sweep(domain(dim, {1, 1, 1}, bc, large), st, seed, steps));
         for (const auto& p : rank_grids(world_size(), dim)) {
-            const StencilDomain dom = domain(dim, p, bc);
+            const StencilDomain dom = domain(dim, p, bc, large);
             const cala::StencilGrid grid(cala::Comm::borrow(MPI_COMM_WORLD), dom);
             cala::StencilField<T> u(grid, static_cast<int>(std::min<index_t>(8, min_local_extent(dom))));
             int failures = 0;
@@ -167,6 +172,10 @@ void sweep_everything(int dim) {
 
 TEST_CASE_TEMPLATE("2D stencils match the sequential reference bit for bit, traffic == model", T, float, double) {
     sweep_everything<T>(2);
+}
+
+TEST_CASE("2D blocks large enough to sweep every step's interior during the exchange: bits, traffic == model") {
+    sweep_everything<double>(2, true);
 }
 
 TEST_CASE_TEMPLATE("3D stencils match the sequential reference bit for bit, traffic == model", T, float, double) {
