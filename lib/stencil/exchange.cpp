@@ -23,6 +23,27 @@ void copy_box(const Layout& L, T* buf, const Box& b, T* flat) {
         }
 }
 
+// Packs again, into their places in flat, the points of b (rows of x, as copy_box packs them)
+// that lie outside the owned block n along a dimension e in [e0, e1): the halo points a phase's
+// face took from the earlier phases, which arrived after the face was first packed.
+template <class T>
+void repack_halo(const Layout& L, const T* buf, const Box& b, T* flat, const std::array<index_t, 3>& n, int e0, int e1) {
+    auto along = [&](int e) { return e0 <= e && e < e1; };
+    auto outside = [&](int e, index_t v) { return along(e) && (v < 0 || v >= n[e]); };
+    for (index_t k = b.lo[2]; k < b.hi[2]; ++k)
+        for (index_t j = b.lo[1]; j < b.hi[1]; ++j, flat += b.extent(0)) {
+            const T* at = buf + L.index(b.lo[0], j, k);
+            if (outside(1, j) || outside(2, k)) {
+                std::memcpy(flat, at, sizeof(T) * static_cast<std::size_t>(b.extent(0)));
+            } else if (along(0)) {
+                const index_t lo = std::min(b.hi[0], index_t{0}) - b.lo[0], hi = std::max(b.lo[0], n[0]) - b.lo[0];
+                if (lo > 0) std::memcpy(flat, at, sizeof(T) * static_cast<std::size_t>(lo));
+                if (hi < b.extent(0))
+                    std::memcpy(flat + hi, at + hi, sizeof(T) * static_cast<std::size_t>(b.extent(0) - hi));
+            }
+        }
+}
+
 std::array<int, 3> offset_of(int d, int side) {
     std::array<int, 3> o{0, 0, 0};
     o[d] = side;
@@ -65,7 +86,7 @@ HaloExchange<T>::HaloExchange(const StencilGrid& g, const Layout& L, const Stenc
                 const int nbr = g.neighbor(offset_of(d, side));
                 if (nbr < 0) continue;
                 faces_.push_back({d, side, nbr, slots});
-                if (nbr != g.comm().rank()) slots += face_recv_box(n_loc_, d, side, wmax, widest).volume();
+                slots += face_recv_box(n_loc_, d, side, wmax, widest).volume();
             }
     send_ = Buffer<T>(slots);
     recv_ = Buffer<T>(slots);
@@ -87,22 +108,45 @@ void HaloExchange<T>::start(T* buf, int cycle) {
         recv_req_[f.d].push_back(
             comm.irecv(recv_.data() + f.slot, b.volume(), f.nbr, direction_code(offset_of(f.d, -f.side))));
     }
-    sent_ = unpacked_ = 0;
+    sent_ = unpacked_ = packed_ = 0;
     send_phase(0);
     if (!chained_)
         while (sent_ < dim) send_phase(sent_);
     advance(false);  // past phases with nothing to receive (Dirichlet sides, copies to oneself)
+    ready_ = 0;  // the leading phases with nothing to receive, complete now
+    while (ready_ < dim && std::none_of(faces_.begin(), faces_.end(), [&](const Face& f) {
+               return f.d == ready_ && f.nbr != comm.rank();
+           }))
+        ++ready_;
+    // The phases still to send: their owned points now, before the sweep overwrites them.
+    for (int d = sent_; d < dim; ++d) pack_phase(d);
+    packed_ = dim;
+}
+
+template <class T>
+void HaloExchange<T>::pack_phase(int d) {
+    const int me = grid_.comm().rank();
+    for (const Face& f : faces_)
+        if (f.d == d)
+            copy_box<T, true>(L_, buf_, face_send_box(n_loc_, d, f.nbr == me ? -f.side : f.side, width_, grow_),
+                              send_.data() + f.slot);
 }
 
 template <class T>
 void HaloExchange<T>::send_phase(int d) {
     const Comm& comm = grid_.comm();
+    const bool packed = d < packed_;  // packed at start: only the halo of phases ready_..d-1 is new
     for (const Face& f : faces_) {
         if (f.d != d) continue;
         if (f.nbr == comm.rank()) {
             // Periodic over one rank: my halo on this side is my own strip on the other side.
             const Box from = face_send_box(n_loc_, d, -f.side, width_, grow_);
             const Box to = face_recv_box(n_loc_, d, f.side, width_, grow_);
+            if (packed) {
+                repack_halo(L_, buf_, from, send_.data() + f.slot, n_loc_, ready_, d);
+                copy_box<T, false>(L_, buf_, to, send_.data() + f.slot);
+                continue;
+            }
             const std::size_t row = sizeof(T) * static_cast<std::size_t>(to.extent(0));
             for (index_t k = 0; k < to.extent(2); ++k)
                 for (index_t j = 0; j < to.extent(1); ++j)
@@ -111,7 +155,8 @@ void HaloExchange<T>::send_phase(int d) {
             continue;
         }
         const Box s = face_send_box(n_loc_, d, f.side, width_, grow_);
-        copy_box<T, true>(L_, buf_, s, send_.data() + f.slot);
+        if (packed) repack_halo(L_, buf_, s, send_.data() + f.slot, n_loc_, ready_, d);
+        else copy_box<T, true>(L_, buf_, s, send_.data() + f.slot);
         send_req_.push_back(comm.isend(send_.data() + f.slot, s.volume(), f.nbr, direction_code(offset_of(d, f.side))));
     }
     ++sent_;

@@ -19,6 +19,12 @@
 // all posted at once, with no growth. Regions to oneself (periodic over one rank) are plain
 // copies. Messages to the same rank in different directions are told apart by the tag, the code
 // of the direction from sender to receiver.
+//
+// The phases that start() cannot send yet have their faces packed there all the same: their
+// owned points are final at start, and the sweep may overwrite them while the halo travels. When
+// such a phase goes, only its halo points (received by the earlier phases) are packed again.
+// The first phases whose faces all go to oneself (or nowhere) are complete when start() returns:
+// ready() of them, whose halo the sweep may read at once.
 
 #include <array>
 #include <vector>
@@ -53,12 +59,14 @@ public:
     void progress();
     /// Completes every phase (receives unpacked into buf's halo) and waits for the sends.
     void finish();
+    /// The leading dimensions whose halo start() completed (faces to oneself or none only).
+    int ready() const noexcept { return ready_; }
 
 private:
     struct Face {
         int d, side;   ///< dimension, -1 or +1
         int nbr;       ///< -1: none (Dirichlet side); == rank: oneself
-        index_t slot;  ///< offset of its send and receive slots
+        index_t slot;  ///< offset of its send and receive slots (oneself: its send slot only)
     };
     const StencilGrid& grid_;
     Layout L_;
@@ -72,10 +80,13 @@ private:
     index_t width_ = 0;
     FaceGrowth grow_{};
     int sent_ = 0;      ///< phases whose sends are posted
+    int ready_ = 0;     ///< phases complete when start() returned
     int unpacked_ = 0;  ///< phases whose receives are unpacked
     bool chained_ = false;  ///< phases wait for the previous one (the cycle reads corners)
+    int packed_ = 0;        ///< phases whose faces are packed (all of them from start() on)
 
-    void send_phase(int d);    ///< packs and sends (or copies to oneself) the faces of d
+    void pack_phase(int d);    ///< packs the faces of d (or the strips copied to oneself) in their slots
+    void send_phase(int d);    ///< sends (or copies to oneself) the faces of d, packing what is left
     void unpack_phase(int d);  ///< copies the received faces of d into the halo
     void advance(bool block);  ///< unpacks completed phases in order, sending the next ones
 };

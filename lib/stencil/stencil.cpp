@@ -7,17 +7,17 @@
 // last one is the owned block):
 //   1. start the exchange of a halo of width w = c·r, faces only, dimension by dimension
 //      (exchange.hpp: the later phases follow as the earlier ones arrive);
-//   2. while the messages are in flight, every step over its part of the interior, in one
-//      temporally blocked pass (sweep_steps: a point goes to and from memory about once per
-//      cycle, not once per step), with MPI progress in between (which also moves the exchange to
-//      its next phase): step 1 over the owned block shrunk by r on every side that receives a
-//      halo (it reads no halo point), step t >= 2 over the owned block shrunk by (c + t - 1)·r
-//      there (so that it also leaves alone the strips of width c·r that later phases send from
-//      the input buffer);
+//   2. while the messages are in flight, every step over its core, in one temporally blocked
+//      pass (sweep_steps: a point goes to and from memory about once per cycle, not once per
+//      step), with MPI progress in between (which also moves the exchange to its next phase).
+//      Step t's core is E(c-t) along the dimensions whose halo the exchange completed at start
+//      (faces to oneself only), and the owned block shrunk by t·r along the others (it reads no
+//      halo point in flight). The exchange packed at start what its later phases send, so the
+//      core may overwrite those strips;
 //   3. finish the exchange; then, step by step, the rest of each E(c-t) (shells: a point there
 //      reads no point that a later step of the interior overwrote).
 // Where the shells would add up to more than half of E(c-1) (small or 3D blocks, deep cycles),
-// step 2 covers step 1's interior only (in chunks, with progress in between), step 3 its shell,
+// step 2 covers step 1's core only (in chunks, with progress in between), step 3 its shell,
 // and steps 2..c follow in one sweep_steps pass. Without overlap: finish the exchange, then all c
 // steps over E(c-t) in one sweep_steps pass.
 // Each step reads one buffer and writes the other; points outside E(c-t) are never read again
@@ -69,6 +69,18 @@ Box interior(const StencilGrid& g, index_t r) {
         if (g.neighbor(o) >= 0) b.lo[d] += r;
         o[d] = 1;
         if (g.neighbor(o) >= 0) b.hi[d] -= r;
+    }
+    return b;
+}
+
+// Step t's part of E(c-t) that reads no halo point still in flight: along the first `ready`
+// dimensions (whose halo the exchange completed at start) all of E(c-t), e; along the others the
+// owned block shrunk by t·r on every side that receives a halo.
+Box core_box(const StencilGrid& g, const Box& e, int t, index_t r, int ready) {
+    Box b = interior(g, t * r);
+    for (int d = 0; d < ready; ++d) {
+        b.lo[d] = e.lo[d];
+        b.hi[d] = e.hi[d];
     }
     return b;
 }
@@ -129,7 +141,6 @@ StencilStats stencil(StencilField<T>& u, const Stencil<T>& st, std::int64_t step
     detail::HaloExchange<T> ex(g, L, st.shape(), s);
     const index_t r = st.radius();
     const index_t owned = g.n_loc(0) * g.n_loc(1) * g.n_loc(2);
-    const Box inner = interior(g, r);
     auto step = [&](const Box& b) {
         stats.updates += b.volume();
         stats.redundant_updates += b.volume() - owned;
@@ -147,24 +158,22 @@ StencilStats stencil(StencilField<T>& u, const Stencil<T>& st, std::int64_t step
             e.push_back(grown(g, (c - t) * r));
             step(e.back());
         }
-        // While the halo travels, the interior of every step, temporally blocked: step 1 over
-        // the owned block shrunk by r on every side that receives a halo (it reads no halo
-        // point), step t >= 2 shrunk by (c + t - 1)·r there (so that it also leaves alone the
-        // strips of width c·r that later phases of the exchange send from `in`). The rest of
-        // each E(c-t), its shell, then follows step by step from memory: where the shells add up
-        // to more than half of E(c-1), only step 1's interior goes first.
+        // While the halo travels, the core of every step, temporally blocked (core_box: what
+        // reads no halo point in flight; the exchange packed at start what it sends later, so
+        // the core may overwrite it). The rest of each E(c-t), its shell, then follows step by
+        // step from memory: where the shells add up to more than half of E(c-1), only step 1's
+        // core goes first.
         std::vector<Box> core;
-        if (opts.overlap && !inner.empty()) {
-            core.push_back(inner);
-            for (int t = 2; t <= c; ++t) {
-                const Box b = interior(g, (c + t - 1) * r);
+        if (opts.overlap) {
+            for (int t = 1; t <= c; ++t) {
+                const Box b = core_box(g, e[t - 1], t, r, ex.ready());
                 if (b.empty()) break;
                 core.push_back(b);
             }
             index_t shells = 0;
             for (int t = 1; t <= c; ++t)
                 shells += e[t - 1].volume() - (t <= static_cast<int>(core.size()) ? core[t - 1].volume() : 0);
-            if (2 * shells > e[0].volume()) core.resize(1);
+            if (2 * shells > e[0].volume()) core.resize(std::min<std::size_t>(core.size(), 1));
         }
         if (core.size() >= 2) {
             detail::sweep_steps(L, in, out, core, taps, {}, [&] { ex.progress(); });
@@ -178,8 +187,9 @@ StencilStats stencil(StencilField<T>& u, const Stencil<T>& st, std::int64_t step
                     detail::sweep_box(L, src, dst, e[t - 1], taps);
             }
         } else if (core.size() == 1) {
-            // Step 1's interior in chunks along the slowest dimension, with MPI progress in
+            // Step 1's core in chunks along the slowest dimension, with MPI progress in
             // between; then its shell; then steps 2..c together.
+            const Box& inner = core[0];
             const int slow = dom.dim - 1;
             const int chunks = static_cast<int>(std::min<index_t>(4, inner.extent(slow)));
             for (int q = 0; q < chunks; ++q) {

@@ -270,7 +270,7 @@ TEST_CASE_TEMPLATE("sweep kernel: any blocking and thread count gives the plain 
     const int threads = omp_get_max_threads();
     for (int nt : {1, 2, 3}) {
         omp_set_num_threads(nt);
-        for (const cala::detail::Blocking blk : {cala::detail::Blocking{}, cala::detail::Blocking{64, 64, 5, 3},
+        for (const cala::detail::Blocking& blk : {cala::detail::Blocking{}, cala::detail::Blocking{64, 64, 5, 3},
                                                   cala::detail::Blocking{1 << 20, 1 << 20, 1, 1},
                                                   cala::detail::Blocking{0, 0, 8, 0}, cala::detail::Blocking{64, 512, 0, 0},
                                                   cala::detail::Blocking{512 * 1024, 8 << 20, 0, 0, 0},  // streamed
