@@ -5,6 +5,7 @@
 #include <blis.h>
 #include <cpuid.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -162,7 +163,7 @@ int kernel_set_id(const std::string& name) {
 }
 
 KernelChoice choose_kernel_set(const std::string& setting, const CpuInfo& cpu,
-                               const std::function<FmaRates()>& rates) {
+                               const std::function<FmaRates()>& rates, const GemmRateFn& gemm_rate) {
     KernelChoice k;
     k.setting = setting.empty() ? "auto" : setting;
     if (k.setting == "keep") {
@@ -190,13 +191,27 @@ KernelChoice choose_kernel_set(const std::string& setting, const CpuInfo& cpu,
         k.rates = rates();
         const std::string measured = "512-bit FMAs " + fmt_rate(k.rates.gflops_512) + " GF/s, 256-bit " +
                                      fmt_rate(k.rates.gflops_256) + " GF/s per core";
+        const std::string avx2 = cpu.has_avx2_fma() ? avx2_set(cpu) : "";
+        std::string probe_note;
+        if (gemm_rate && !avx2.empty()) {
+            k.gemm = {{"skx", gemm_rate("skx")}, {avx2, gemm_rate(avx2)}};
+            const double wide = k.gemm[0].gflops, narrow = k.gemm[1].gflops;
+            const std::string rates_text = "DGEMM skx " + fmt_rate(wide) + " GF/s, " + avx2 + " " + fmt_rate(narrow) +
+                                           " GF/s a core; " + measured;
+            if (wide > 0 && narrow > 0 && std::max(wide, narrow) > 1.03 * std::min(wide, narrow)) {
+                k.name = wide > narrow ? "skx" : avx2;
+                k.reason = "AVX-512, the faster DGEMM measured (" + rates_text + ")";
+                return k;
+            }
+            probe_note = wide > 0 && narrow > 0 ? "; DGEMM within 3% (" + rates_text + ")" : "; DGEMM probe failed";
+        }
         if (fma_units_512(k.rates) == 2) {
             k.name = "skx";
-            k.reason = "AVX-512 with two 512-bit FMA units (" + measured + ")";
+            k.reason = "AVX-512 with two 512-bit FMA units (" + measured + ")" + probe_note;
             return k;
         }
-        k.name = cpu.has_avx2_fma() ? avx2_set(cpu) : "";
-        k.reason = "AVX-512 with one 512-bit FMA unit (" + measured + "): the AVX2 kernels";
+        k.name = avx2;
+        k.reason = "AVX-512 with one 512-bit FMA unit (" + measured + "): the AVX2 kernels" + probe_note;
         return k;
     }
     if (cpu.has_avx2_fma()) {

@@ -5,15 +5,19 @@
 //   load time (lib/kernels/arch_load.cpp, an ELF constructor of libcala, so before BLIS reads
 //   BLIS_ARCH_TYPE at its first call, in a program linked to cala or under the preloaded shim):
 //     CALA_BLAS_ARCH  = auto (default) | keep | <kernel set>
-//     auto: CPUID -> AVX-512 (F, DQ, CD, BW, VL) usable? -> FMA rates per core, 256-bit and
-//           512-bit register-only loops (cached per CPU) -> two 512-bit FMA units? skx
+//     auto: CPUID -> AVX-512 (F, DQ, CD, BW, VL) usable? -> a DGEMM probe of skx and of the
+//           AVX2 set (one core, child processes, cached per CPU): the faster by more than 3%;
+//           a tie or a failed probe: the FMA rates per core (256-bit and 512-bit register-only
+//           loops, cached) decide -> two 512-bit FMA units? skx : the AVX2 set
 //           : AVX2+FMA? AMD: zen / zen2 / zen3 by family; others: haswell : BLIS's own choice
 //     keep: BLIS's own choice (its CPUID detection, or BLIS_ARCH_TYPE)
 //     a name: that set (an error if this BLIS lacks it or the CPU cannot run it)
 //   -> BLIS_ARCH_TYPE=<arch_t number> (BLIS 0.9 reads a number; a name reads as 0, skx).
 //
 // Why: Debian's BLIS 0.9 runs haswell on AVX-512 Xeons under KVM (it guesses the FMA units from
-// the brand string; skx is 1.7x faster there) and knows no Zen 4 or Zen 5.
+// the brand string; skx is 1.7x faster there) and knows no Zen 4 or Zen 5. The FMA units alone
+// do not decide: Zen 4 runs 512-bit FMAs in two halves (no more flops than 256-bit ones), yet
+// skx's DGEMM is 1.2-1.4x zen3's there (32 vector registers, a larger micro-tile).
 
 #include <functional>
 #include <string>
@@ -57,19 +61,43 @@ FmaRates measure_fma_rates(const CpuInfo& cpu, double seconds_per_round = 0.004,
 /// 256-bit ones (two 512-bit units), else 1 (one unit, or 256-bit halves: Zen 4).
 int fma_units_512(const FmaRates& r);
 
+/// The product the DGEMM probe times: the shape of cala's trailing updates (a 256-deep panel
+/// into a wide block), large enough that the kernels' cache blocking shows.
+struct ProbeShape {
+    long m = 2048, n = 2048, k = 256;
+    int runs = 4;  ///< timed runs after a warm-up; the median counts
+};
+
+/// One core's DGEMM GFLOP/s with BLIS's kernel set `set`, measured in a child process (fork), so
+/// that the caller's BLIS is not started. 0 when the probe could not run (no such set, fork
+/// refused, the child failed). Call it before MPI_Init and before starting threads.
+double probe_gemm_gflops(const std::string& set, const ProbeShape& shape = {});
+
+/// A measured DGEMM rate of one kernel set (GFLOP/s of one core; 0: not measured).
+struct SetRate {
+    std::string set;
+    double gflops = 0;
+};
+
 /// A cala choice of kernel set. `name` empty: BLIS's own choice stands.
 struct KernelChoice {
     std::string name;
     std::string setting;  ///< CALA_BLAS_ARCH as read: auto, keep or a name
     std::string reason;   ///< one line, for CALA_VERBOSE and cala-bench
     FmaRates rates;       ///< when measured (auto on an AVX-512 CPU)
+    std::vector<SetRate> gemm;  ///< the DGEMM probe's rates, when it ran (auto on an AVX-512 CPU)
 };
 
-/// The choice for `setting` (CALA_BLAS_ARCH; empty = auto) on `cpu`. `rates` is called only
-/// when the choice depends on the FMA units (auto on a CPU with the skx instructions).
+/// The DGEMM rate of a kernel set (the probe, or its cached result); 0 when not measured.
+using GemmRateFn = std::function<double(const std::string& set)>;
+
+/// The choice for `setting` (CALA_BLAS_ARCH; empty = auto) on `cpu`. `rates` and `gemm_rate`
+/// are called only when the choice depends on them (auto on a CPU with the skx instructions:
+/// the probe's rates of skx and of the AVX2 set decide where they differ by more than 3%, the
+/// FMA units otherwise; no `gemm_rate`: the FMA units alone).
 /// @throws cala::Error for a name that is not a kernel set of this BLIS, or one `cpu` cannot run.
 KernelChoice choose_kernel_set(const std::string& setting, const CpuInfo& cpu,
-                               const std::function<FmaRates()>& rates);
+                               const std::function<FmaRates()>& rates, const GemmRateFn& gemm_rate = {});
 
 /// The kernel sets of this BLIS build that run on x86-64 (names as BLIS prints them).
 std::vector<std::string> kernel_set_names();
@@ -97,6 +125,8 @@ void select_kernels_at_load();
 std::string machine_cache_path();
 /// The value of `key` in the cache ("" if none).
 std::string machine_cache_get(const std::string& key);
+/// Whether the cache can be written (its folder exists or was made, and is writable).
+bool machine_cache_writable();
 /// Sets keys in the cache (written to a temporary file, then renamed: ranks may race).
 void machine_cache_put(const std::vector<std::pair<std::string, std::string>>& values);
 

@@ -9,7 +9,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cala/error.hpp"
 #include "cala/runtime.hpp"
@@ -23,7 +26,14 @@ namespace {
 
 // A child started by the tests below with CALA_TEST_PRINT_ARCH=1 prints the kernel set BLIS
 // runs (after libcala's constructor chose it) and exits before doctest starts.
+// With CALA_TEST_PROBE=<set> it prints the DGEMM probe's rate of that set (BLIS not yet started
+// in it, as at load) and exits.
 [[gnu::constructor]] void print_arch_and_exit() {
+    if (const char* set = std::getenv("CALA_TEST_PROBE")) {
+        std::printf("probe=%g\n", cala::kernels::probe_gemm_gflops(set, {256, 192, 64, 2}));
+        std::fflush(stdout);
+        _exit(0);
+    }
     if (std::getenv("CALA_TEST_PRINT_ARCH") == nullptr) return;
     try {
         std::printf("kernels=%s\n", cala::blas_kernel_name().c_str());
@@ -65,12 +75,15 @@ std::string child_cache_dir() { return "/tmp/cala-test-blas-arch-" + std::to_str
 // Writes `r` into the children's machine cache: they then choose on the rates this process judged
 // (two measurements on a busy machine may fall on either side of the line between one 512-bit FMA
 // unit and two, CI's ASan run once saw skx here and zen3 in a child).
-void seed_child_cache(const FmaRates& r) {
+// The DGEMM probe's rates go there too (`gemm`, set -> GF/s).
+void seed_child_cache(const FmaRates& r, const std::map<std::string, double>& gemm = {}) {
     const char* old = std::getenv("CALA_CACHE_DIR");
     const std::string saved = old ? old : "";
     setenv("CALA_CACHE_DIR", child_cache_dir().c_str(), 1);
-    cala::kernels::machine_cache_put(
-        {{"fma256_gflops_core", std::to_string(r.gflops_256)}, {"fma512_gflops_core", std::to_string(r.gflops_512)}});
+    std::vector<std::pair<std::string, std::string>> kv = {{"fma256_gflops_core", std::to_string(r.gflops_256)},
+                                                           {"fma512_gflops_core", std::to_string(r.gflops_512)}};
+    for (const auto& [set, g] : gemm) kv.emplace_back("dgemm_gflops_core_" + set, std::to_string(g));
+    cala::kernels::machine_cache_put(kv);
     if (old) setenv("CALA_CACHE_DIR", saved.c_str(), 1);
     else unsetenv("CALA_CACHE_DIR");
 }
@@ -109,7 +122,7 @@ TEST_CASE("an Intel CPU with AVX-512 runs skx with two FMA units and haswell wit
     CHECK(k1.reason.find("one 512-bit FMA unit") != std::string::npos);
 }
 
-TEST_CASE("AMD: Zen 4 (512-bit FMAs in two halves) runs zen3, Zen 5 with full-width units skx") {
+TEST_CASE("without a DGEMM probe: Zen 4 (512-bit FMAs in two halves) runs zen3, Zen 5 (full width) skx") {
     const CpuInfo zen4 = avx512_cpu(CpuInfo::Vendor::Amd, 0x19, 0x11), zen5 = avx512_cpu(CpuInfo::Vendor::Amd, 0x1a, 0x02);
     Mock halves{{60.0, 61.0}}, full{{60.0, 118.0}};
 
@@ -118,8 +131,63 @@ TEST_CASE("AMD: Zen 4 (512-bit FMAs in two halves) runs zen3, Zen 5 with full-wi
     CHECK(choose_kernel_set("auto", zen5, halves.fn()).name == "zen3");
 }
 
+// A DGEMM probe with given rates per set, recording which sets it was asked for.
+struct GemmMock {
+    explicit GemmMock(std::map<std::string, double> r = {}) : rate(std::move(r)) {}
+    std::map<std::string, double> rate;
+    std::vector<std::string> asked;
+    cala::kernels::GemmRateFn fn() {
+        return [this](const std::string& set) {
+            asked.push_back(set);
+            return rate.count(set) ? rate.at(set) : 0.0;
+        };
+    }
+};
+
+TEST_CASE("AVX-512: the measured DGEMM decides between skx and the AVX2 set, whatever the FMA units say") {
+    const CpuInfo zen4 = avx512_cpu(CpuInfo::Vendor::Amd, 0x19, 0x11), xeon = avx512_cpu(CpuInfo::Vendor::Intel, 6, 0x55);
+    Mock halves{{56.0, 56.5}}, two{{40.0, 74.0}};
+    GemmMock zen4_measured{{{"skx", 49.4}, {"zen3", 40.1}}}, zen3_faster{{{"skx", 40.0}, {"zen3", 49.0}}},
+        xeon_haswell{{{"skx", 60.0}, {"haswell", 70.0}}};
+
+    const auto z = choose_kernel_set("auto", zen4, halves.fn(), zen4_measured.fn());
+    const auto z3 = choose_kernel_set("auto", zen4, halves.fn(), zen3_faster.fn());
+    const auto x = choose_kernel_set("auto", xeon, two.fn(), xeon_haswell.fn());
+
+    CHECK(z.name == "skx");
+    CHECK(zen4_measured.asked == std::vector<std::string>{"skx", "zen3"});
+    REQUIRE(z.gemm.size() == 2);
+    CHECK(z.gemm[0].set == "skx");
+    CHECK(z.gemm[0].gflops == 49.4);
+    CHECK(z.gemm[1].gflops == 40.1);
+    CHECK(z.reason.find("faster DGEMM measured (DGEMM skx 49.4 GF/s, zen3 40.1 GF/s") != std::string::npos);
+    CHECK(z3.name == "zen3");
+    CHECK(x.name == "haswell");
+    CHECK(xeon_haswell.asked == std::vector<std::string>{"skx", "haswell"});
+}
+
+TEST_CASE("AVX-512: a DGEMM tie (within 3%) or a failed probe leaves the choice to the FMA units") {
+    const CpuInfo zen4 = avx512_cpu(CpuInfo::Vendor::Amd, 0x19, 0x11), zen5 = avx512_cpu(CpuInfo::Vendor::Amd, 0x1a, 0x02);
+    Mock halves{{56.0, 56.5}}, full{{60.0, 118.0}};
+    GemmMock tie{{{"skx", 49.0}, {"zen3", 48.0}}}, failed{{{"skx", 49.0}}}, none{};
+
+    const auto t = choose_kernel_set("auto", zen4, halves.fn(), tie.fn());
+    const auto f = choose_kernel_set("auto", zen4, halves.fn(), failed.fn());
+    const auto t5 = choose_kernel_set("auto", zen5, full.fn(), tie.fn());
+
+    CHECK(t.name == "zen3");
+    CHECK(t.reason.find("DGEMM within 3%") != std::string::npos);
+    CHECK(f.name == "zen3");
+    CHECK(f.reason.find("DGEMM probe failed") != std::string::npos);
+    CHECK(t5.name == "skx");
+    CHECK(choose_kernel_set("auto", zen5, full.fn(), none.fn()).name == "skx");
+}
+
 TEST_CASE("AVX2-only CPUs get BLIS's AVX2 set for their vendor and family, without a measurement") {
     Mock m{{50.0, 0.0}};
+    GemmMock g{{{"zen3", 10.0}, {"haswell", 90.0}}};
+    CHECK(choose_kernel_set("auto", avx2_cpu(CpuInfo::Vendor::Amd, 0x19, 0x01), m.fn(), g.fn()).name == "zen3");
+    CHECK(g.asked.empty());
 
     CHECK(choose_kernel_set("auto", avx2_cpu(CpuInfo::Vendor::Intel, 6, 0x3f), m.fn()).name == "haswell");
     CHECK(choose_kernel_set("auto", avx2_cpu(CpuInfo::Vendor::Amd, 0x17, 0x01), m.fn()).name == "zen");
@@ -197,7 +265,9 @@ TEST_CASE("child processes: auto overrides a poorer BLIS_ARCH_TYPE, keep keeps i
     const CpuInfo cpu = cala::kernels::read_cpu_info();
     if (!cpu.has_avx2_fma()) return;  // the sets below need AVX (sandybridge) and AVX2 (auto)
     Mock measured{cpu.has_avx512_skx() ? cala::kernels::measure_fma_rates(cpu) : FmaRates{}};
-    seed_child_cache(measured.rates);
+    Mock one_unit{{50.0, 50.0}};
+    const std::string avx2 = choose_kernel_set("auto", cpu, one_unit.fn()).name;
+    seed_child_cache(measured.rates, {{"skx", 0.0}, {avx2, 0.0}});  // no probe: the FMA rule decides
     const std::string auto_name = choose_kernel_set("auto", cpu, measured.fn()).name;
     const std::string sandy = std::to_string(BLIS_ARCH_SANDYBRIDGE);
 
@@ -210,6 +280,45 @@ TEST_CASE("child processes: auto overrides a poorer BLIS_ARCH_TYPE, keep keeps i
     CHECK(bad.find("cala: error: CALA_BLAS_ARCH=bogus: not a kernel set of this BLIS") != std::string::npos);
     CHECK(bad.find("refused=CALA_BLAS_ARCH=bogus") != std::string::npos);
     CHECK(bad.find("kernels=sandybridge") != std::string::npos);
+    std::filesystem::remove_all(child_cache_dir());
+}
+
+TEST_CASE("child processes: on an AVX-512 CPU the cached DGEMM rates choose the set, either way") {
+    const CpuInfo cpu = cala::kernels::read_cpu_info();
+    if (!cpu.has_avx512_skx() || !cpu.has_avx2_fma()) return;  // the probe decides only there
+    const FmaRates fma = cala::kernels::measure_fma_rates(cpu);
+    Mock one_unit{{50.0, 50.0}};
+    const std::string avx2 = choose_kernel_set("auto", cpu, one_unit.fn()).name;
+
+    seed_child_cache(fma, {{"skx", 50.0}, {avx2, 40.0}});
+    const std::string wide = child("");
+    seed_child_cache(fma, {{"skx", 40.0}, {avx2, 50.0}});
+    const std::string narrow = child("");
+    const std::string forced = child("CALA_BLAS_ARCH=" + avx2);
+
+    CHECK(wide == "kernels=skx\n");
+    CHECK(narrow == "kernels=" + avx2 + "\n");
+    CHECK(forced == "kernels=" + avx2 + "\n");
+    std::filesystem::remove_all(child_cache_dir());
+}
+
+TEST_CASE("the DGEMM probe: a rate in a child process for a set the CPU runs, 0 for none or no product") {
+    const CpuInfo cpu = cala::kernels::read_cpu_info();
+    Mock one_unit{{50.0, 50.0}};
+    const std::string own = cpu.has_avx2_fma() ? choose_kernel_set("auto", cpu, one_unit.fn()).name : "generic";
+    seed_child_cache(one_unit.rates, {{"skx", 0.0}, {own, 0.0}});  // the children's own load: no probe
+
+    const std::string generic = child("CALA_TEST_PROBE=generic");
+    const std::string native = child("CALA_TEST_PROBE=" + own);
+    const std::string bogus = child("CALA_TEST_PROBE=zen9");
+
+    REQUIRE(generic.rfind("probe=", 0) == 0);
+    CHECK(std::atof(generic.c_str() + 6) > 0);
+    REQUIRE(native.rfind("probe=", 0) == 0);
+    CHECK(std::atof(native.c_str() + 6) > 0);
+    CHECK(bogus == "probe=0\n");
+    CHECK(cala::kernels::probe_gemm_gflops("generic", {0, 16, 16, 2}) == 0);
+    CHECK(cala::kernels::probe_gemm_gflops("generic", {16, 16, 16, 0}) == 0);
     std::filesystem::remove_all(child_cache_dir());
 }
 

@@ -1,0 +1,86 @@
+// The DGEMM probe of a kernel set: one core's rate on a product of the shape cala's updates run,
+// measured in a child process, because BLIS fixes its kernel set at its first call
+// (BLIS_ARCH_TYPE, read once) and this process's BLIS must not have started yet.
+//
+//   parent (libcala's constructor, before any BLIS call)        child (fork)
+//     pipe, fork  ---------------------------------------------> BLIS_ARCH_TYPE=<set>, one thread
+//                                                                 2048 x 2048 x 256, warm-up + 4 runs
+//     read the median GF/s (or nothing: 0) <--------------------- write it, _exit (no atexit, no MPI)
+//     waitpid
+//
+// Before MPI_Init and before any thread is started, fork is safe; the child never returns to
+// the program. A child that crashes or is killed reads as 0: the caller keeps the FMA rule.
+
+#include <blis.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "kernels/arch.hpp"
+
+namespace cala::kernels {
+
+namespace {
+
+// In the child: BLIS runs `id` (or the probe is void), GF/s of the median of four timed runs.
+double child_rate(int id, const ProbeShape& s) {
+    bli_init();  // BLIS 0.9 aborts on an arch query before its init when BLIS_ARCH_TYPE is set
+    bli_thread_set_num_threads(1);
+    if (static_cast<int>(bli_arch_query_id()) != id) return 0;
+    std::vector<double> a(static_cast<std::size_t>(s.m * s.k)), b(static_cast<std::size_t>(s.k * s.n)),
+        c(static_cast<std::size_t>(s.m * s.n), 0.0);
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = 1.0 / static_cast<double>(1 + i % 97);
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = 1.0 / static_cast<double>(1 + i % 89);
+    double one = 1, zero = 0;
+    std::vector<double> t;
+    for (int r = 0; r < 1 + s.runs; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        bli_dgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, s.m, s.n, s.k, &one, a.data(), 1, s.m, b.data(), 1, s.k,
+                  &zero, c.data(), 1, s.m);
+        const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (r > 0) t.push_back(dt);  // the first run pays for BLIS's start and its packing buffers
+    }
+    std::sort(t.begin(), t.end());
+    const double median = t[t.size() / 2];
+    return median > 0 && c[0] == c[0] ? 2.0 * static_cast<double>(s.m * s.n * s.k) / median * 1e-9 : 0;
+}
+
+}  // namespace
+
+double probe_gemm_gflops(const std::string& set, const ProbeShape& shape) {
+    const int id = kernel_set_id(set);
+    if (id < 0 || shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.runs < 1) return 0;
+    int fd[2];
+    if (pipe(fd) != 0) return 0;
+    const pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]), close(fd[1]);
+        return 0;
+    }
+    if (pid == 0) {  // the child: measure, write, leave without running anything of the program's
+        close(fd[0]);
+        setenv("BLIS_ARCH_TYPE", std::to_string(id).c_str(), 1);
+        const double r = child_rate(id, shape);
+        const ssize_t w = write(fd[1], &r, sizeof r);
+        _exit(w == static_cast<ssize_t>(sizeof r) ? 0 : 1);
+    }
+    close(fd[1]);
+    double r = 0;
+    ssize_t got = 0;
+    do got = read(fd[0], &r, sizeof r);
+    while (got < 0 && errno == EINTR);
+    close(fd[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    const bool ok = got == static_cast<ssize_t>(sizeof r) && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    return ok && r > 0 ? r : 0;
+}
+
+}  // namespace cala::kernels
