@@ -61,11 +61,14 @@ FmaRates measure_fma_rates(const CpuInfo& cpu, double seconds_per_round = 0.004,
 /// 256-bit ones (two 512-bit units), else 1 (one unit, or 256-bit halves: Zen 4).
 int fma_units_512(const FmaRates& r);
 
-/// The product the DGEMM probe times: the shape of cala's trailing updates (a 256-deep panel
-/// into a wide block), large enough that the kernels' cache blocking shows.
+/// The products the DGEMM probe times, the shapes of cala's updates: a 256-deep panel into a
+/// wide block (m x n x k), then a tall panel's update (panel_m x k x k; 0: none). The second is
+/// where the sets differ most (Zen 4: skx 47, zen3 39 GF/s a core; BLIS's AVX2 sets take their
+/// small-matrix path there).
 struct ProbeShape {
-    long m = 2048, n = 2048, k = 256;
-    int runs = 4;  ///< timed runs after a warm-up; the median counts
+    long m = 2048, n = 2048, k = 256;  ///< n >= k
+    long panel_m = 8192;
+    int runs = 3;  ///< timed runs after a warm-up; the median counts
 };
 
 /// One core's DGEMM GFLOP/s with BLIS's kernel set `set`, measured in a child process (fork), so

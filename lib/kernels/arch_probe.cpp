@@ -4,7 +4,8 @@
 //
 //   parent (libcala's constructor, before any BLIS call)        child (fork)
 //     pipe, fork  ---------------------------------------------> BLIS_ARCH_TYPE=<set>, one thread
-//                                                                 2048 x 2048 x 256, warm-up + 4 runs
+//                                                                 2048 x 2048 x 256 and 8192 x 256 x 256,
+//                                                                 a warm-up + 3 runs
 //     read the median GF/s (or nothing: 0) <--------------------- write it, _exit (no atexit, no MPI)
 //     waitpid
 //
@@ -28,34 +29,40 @@ namespace cala::kernels {
 
 namespace {
 
-// In the child: BLIS runs `id` (or the probe is void), GF/s of the median of four timed runs.
+// In the child: BLIS runs `id` (or the probe is void), GF/s of the median of the timed runs.
 double child_rate(int id, const ProbeShape& s) {
     bli_init();  // BLIS 0.9 aborts on an arch query before its init when BLIS_ARCH_TYPE is set
     bli_thread_set_num_threads(1);
     if (static_cast<int>(bli_arch_query_id()) != id) return 0;
-    std::vector<double> a(static_cast<std::size_t>(s.m * s.k)), b(static_cast<std::size_t>(s.k * s.n)),
-        c(static_cast<std::size_t>(s.m * s.n), 0.0);
+    const long rows = std::max(s.m, s.panel_m);  // A and C serve both products
+    std::vector<double> a(static_cast<std::size_t>(rows * s.k)), b(static_cast<std::size_t>(s.k * s.n)),
+        c(static_cast<std::size_t>(rows * s.n), 0.0);
     for (std::size_t i = 0; i < a.size(); ++i) a[i] = 1.0 / static_cast<double>(1 + i % 97);
     for (std::size_t i = 0; i < b.size(); ++i) b[i] = 1.0 / static_cast<double>(1 + i % 89);
     double one = 1, zero = 0;
+    const double flops = 2.0 * static_cast<double>(s.m * s.n * s.k + s.panel_m * s.k * s.k);
     std::vector<double> t;
     for (int r = 0; r < 1 + s.runs; ++r) {
         const auto t0 = std::chrono::steady_clock::now();
-        bli_dgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, s.m, s.n, s.k, &one, a.data(), 1, s.m, b.data(), 1, s.k,
-                  &zero, c.data(), 1, s.m);
+        bli_dgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, s.m, s.n, s.k, &one, a.data(), 1, rows, b.data(), 1, s.k,
+                  &zero, c.data(), 1, rows);
+        if (s.panel_m > 0)  // a panel's update: tall, k columns of k
+            bli_dgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, s.panel_m, s.k, s.k, &one, a.data(), 1, rows, b.data(), 1,
+                      s.k, &zero, c.data(), 1, rows);
         const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (r > 0) t.push_back(dt);  // the first run pays for BLIS's start and its packing buffers
     }
     std::sort(t.begin(), t.end());
     const double median = t[t.size() / 2];
-    return median > 0 && c[0] == c[0] ? 2.0 * static_cast<double>(s.m * s.n * s.k) / median * 1e-9 : 0;
+    return median > 0 && c[0] == c[0] ? flops / median * 1e-9 : 0;
 }
 
 }  // namespace
 
 double probe_gemm_gflops(const std::string& set, const ProbeShape& shape) {
     const int id = kernel_set_id(set);
-    if (id < 0 || shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.runs < 1) return 0;
+    if (id < 0 || shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.n < shape.k || shape.panel_m < 0 || shape.runs < 1)
+        return 0;
     int fd[2];
     if (pipe(fd) != 0) return 0;
     const pid_t pid = fork();

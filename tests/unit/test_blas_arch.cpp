@@ -30,7 +30,7 @@ namespace {
 // in it, as at load) and exits.
 [[gnu::constructor]] void print_arch_and_exit() {
     if (const char* set = std::getenv("CALA_TEST_PROBE")) {
-        std::printf("probe=%g\n", cala::kernels::probe_gemm_gflops(set, {256, 192, 64, 2}));
+        std::printf("probe=%g\n", cala::kernels::probe_gemm_gflops(set, {256, 192, 64, 512, 2}));
         std::fflush(stdout);
         _exit(0);
     }
@@ -317,8 +317,9 @@ TEST_CASE("the DGEMM probe: a rate in a child process for a set the CPU runs, 0 
     REQUIRE(native.rfind("probe=", 0) == 0);
     CHECK(std::atof(native.c_str() + 6) > 0);
     CHECK(bogus == "probe=0\n");
-    CHECK(cala::kernels::probe_gemm_gflops("generic", {0, 16, 16, 2}) == 0);
-    CHECK(cala::kernels::probe_gemm_gflops("generic", {16, 16, 16, 0}) == 0);
+    CHECK(cala::kernels::probe_gemm_gflops("generic", {0, 16, 16, 16, 2}) == 0);
+    CHECK(cala::kernels::probe_gemm_gflops("generic", {16, 16, 16, 16, 0}) == 0);
+    CHECK(cala::kernels::probe_gemm_gflops("generic", {16, 8, 16, 16, 2}) == 0);
     std::filesystem::remove_all(child_cache_dir());
 }
 
