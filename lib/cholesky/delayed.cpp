@@ -92,9 +92,10 @@ std::optional<typename CholEngine<T>::ColumnOp> CholEngine<T>::group_op(const Gr
     return op;
 }
 
-// Works off the first `count` pending columns and every pending column <= upto, as one
-// staircase (node_update.hpp): wide GEMMs below the chunk's diagonal tiles, a column at a time
-// above them (a GEMM of nb columns packs its whole left operand for nb columns only).
+// Works off the first `count` pending columns and every pending column <= upto: the rows below
+// the chunk's last diagonal tile in one GEMM of the chunk's width, the rest as one staircase
+// (node_update.hpp): wide GEMMs below the chunk's diagonal tiles, a column at a time above them
+// (a GEMM of nb columns packs its whole left operand for nb columns only).
 template <class T>
 void CholEngine<T>::drain_pending(index_t count, index_t upto) {
     std::size_t end = pend_at_;
@@ -126,6 +127,18 @@ void CholEngine<T>::drain_pending(index_t count, index_t upto) {
                           s.ldc);
         }
     };
+    // Below the chunk's last diagonal tile every row meets every column of the chunk: one GEMM
+    // the chunk's width wide (a chunk of a few columns would otherwise end in a leaf one tile
+    // wide down to the last row), then the staircase above it.
+    const auto below = static_cast<std::size_t>(
+        std::upper_bound(s.row_g.begin(), s.row_g.end(), cols.back()) - s.row_g.begin());
+    if (below < s.row_g.size()) {
+        const index_t x = s.row_at[below];
+        rect(s.row_at.back() - x, s.col_at.back(), s.a + x, s.b, s.c + x);
+        poll();
+        s.row_g.resize(below);
+        s.row_at.resize(below + 1);
+    }
     stair_update(s, rect, [this] { poll(); });
 }
 
