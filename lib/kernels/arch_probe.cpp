@@ -10,16 +10,21 @@
 //     waitpid
 //
 // Before MPI_Init and before any thread is started, fork is safe; the child never returns to
-// the program. A child that crashes or is killed reads as 0: the caller keeps the FMA rule.
+// the program. A child that crashes, or is killed after 20 s, reads as 0, and so does a caller
+// with more than one thread (no fork then): the caller keeps the FMA rule.
 
 #include <blis.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -28,6 +33,8 @@
 namespace cala::kernels {
 
 namespace {
+
+constexpr int kProbeTimeoutMs = 20000;  // a probe takes about 0.3 s
 
 // In the child: BLIS runs `id` (or the probe is void), GF/s of the median of the timed runs.
 double child_rate(int id, const ProbeShape& s) {
@@ -57,12 +64,25 @@ double child_rate(int id, const ProbeShape& s) {
     return median > 0 && c[0] == c[0] ? flops / median * 1e-9 : 0;
 }
 
+// Threads of this process (/proc/self/task); 0 if unknown.
+int thread_count() {
+    std::error_code ec;
+    int n = 0;
+    for (auto it = std::filesystem::directory_iterator("/proc/self/task", ec); !ec && it != std::filesystem::end(it);
+         it.increment(ec))
+        ++n;
+    return ec ? 0 : n;
+}
+
 }  // namespace
 
 double probe_gemm_gflops(const std::string& set, const ProbeShape& shape) {
     const int id = kernel_set_id(set);
     if (id < 0 || shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.n < shape.k || shape.panel_m < 0 || shape.runs < 1)
         return 0;
+    // Only a process of one thread forks: a lock another thread held at the fork would stay held
+    // in the child forever (a library loaded by dlopen into a threaded program: the FMA rule).
+    if (thread_count() != 1) return 0;
     int fd[2];
     if (pipe(fd) != 0) return 0;
     const pid_t pid = fork();
@@ -78,10 +98,20 @@ double probe_gemm_gflops(const std::string& set, const ProbeShape& shape) {
         _exit(w == static_cast<ssize_t>(sizeof r) ? 0 : 1);
     }
     close(fd[1]);
+    // A child that does not answer within the limit is killed (a stalled probe must not stall the
+    // program's start).
     double r = 0;
     ssize_t got = 0;
-    do got = read(fd[0], &r, sizeof r);
-    while (got < 0 && errno == EINTR);
+    pollfd pfd{fd[0], POLLIN, 0};
+    int ready = 0;
+    do ready = ::poll(&pfd, 1, kProbeTimeoutMs);
+    while (ready < 0 && errno == EINTR);
+    if (ready > 0) {
+        do got = read(fd[0], &r, sizeof r);
+        while (got < 0 && errno == EINTR);
+    } else {
+        kill(pid, SIGKILL);
+    }
     close(fd[0]);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {

@@ -9,8 +9,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -27,10 +29,16 @@ namespace {
 // A child started by the tests below with CALA_TEST_PRINT_ARCH=1 prints the kernel set BLIS
 // runs (after libcala's constructor chose it) and exits before doctest starts.
 // With CALA_TEST_PROBE=<set> it prints the DGEMM probe's rate of that set (BLIS not yet started
-// in it, as at load) and exits.
+// in it, as at load; with CALA_TEST_PROBE_THREAD, while a second thread runs) and exits.
 [[gnu::constructor]] void print_arch_and_exit() {
     if (const char* set = std::getenv("CALA_TEST_PROBE")) {
-        std::printf("probe=%g\n", cala::kernels::probe_gemm_gflops(set, {256, 192, 64, 512, 2}));
+        std::promise<void> stop;  // CALA_TEST_PROBE_THREAD: a second thread alive during the probe
+        std::thread other;
+        if (std::getenv("CALA_TEST_PROBE_THREAD")) other = std::thread([f = stop.get_future()]() mutable { f.wait(); });
+        const double rate = cala::kernels::probe_gemm_gflops(set, {256, 192, 64, 512, 2});
+        stop.set_value();
+        if (other.joinable()) other.join();
+        std::printf("probe=%g\n", rate);
         std::fflush(stdout);
         _exit(0);
     }
@@ -320,6 +328,9 @@ TEST_CASE("the DGEMM probe: a rate in a child process for a set the CPU runs, 0 
     CHECK(cala::kernels::probe_gemm_gflops("generic", {0, 16, 16, 16, 2}) == 0);
     CHECK(cala::kernels::probe_gemm_gflops("generic", {16, 16, 16, 16, 0}) == 0);
     CHECK(cala::kernels::probe_gemm_gflops("generic", {16, 8, 16, 16, 2}) == 0);
+    // A process of several threads does not fork (a lock held by another thread would stay held
+    // in the child): 0, the FMA rule.
+    CHECK(child("CALA_TEST_PROBE=generic CALA_TEST_PROBE_THREAD=1") == "probe=0\n");
     std::filesystem::remove_all(child_cache_dir());
 }
 
