@@ -71,7 +71,7 @@ double gemm_seconds(index_t m, index_t n, index_t k, int threads) {
     return best;
 }
 
-// The load-time DGEMM probe's rates per kernel set ({} where it did not run).
+// The load-time DGEMM probe's rates per kernel set ({} where auto does not probe; 0: a failed probe).
 nlohmann::ordered_json gemm_rates(const kernels::KernelChoice& k) {
     nlohmann::ordered_json j = nlohmann::ordered_json::object();
     for (const auto& r : k.gemm) j[r.set] = r.gflops;

@@ -337,7 +337,7 @@ CholeskyPlanInfo plan_info(Uplo uplo, const BlockCyclic& a, GridOrder order, con
         if (cheapest.memory_bytes == 0 || info.memory_bytes < cheapest.memory_bytes) cheapest = info;
         if (limit > 0 && info.memory_bytes > limit) continue;
         // A layered plan against 2D (when the caller left the variant open) must promise 10% less
-        // time: what the sum of the model's terms does not see (each step's fiber reduction on
+        // time (12% with the 2% tie rule below): what the sum of the model's terms does not see (each step's fiber reduction on
         // the panel's critical path, the conversions' copies) cost it 1.2-1.5x on the 2-rank
         // grids where both run on real cores (2x1: ReplPart 1x1x2 46-51 GF/s, 2D 63, n = 4096;
         // 43 against 68 at 8192), while the model said 3.5% faster. Prefer 2D on ties.

@@ -157,6 +157,11 @@ std::vector<std::string> kernel_set_names() {
     return v;
 }
 
+bool kernel_set_runs_on(const std::string& name, const CpuInfo& cpu) {
+    const KernelSet* s = find_set(name);
+    return s != nullptr && s->runs_on(cpu);
+}
+
 int kernel_set_id(const std::string& name) {
     const KernelSet* s = find_set(name);
     return s ? static_cast<int>(s->id) : -1;

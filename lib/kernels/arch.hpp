@@ -66,15 +66,21 @@ int fma_units_512(const FmaRates& r);
 /// where the sets differ most (Zen 4: skx 47, zen3 39 GF/s a core; BLIS's AVX2 sets take their
 /// small-matrix path there).
 struct ProbeShape {
-    long m = 2048, n = 2048, k = 256;  ///< n >= k
-    long panel_m = 8192;
-    int runs = 3;  ///< timed runs after a warm-up; the median counts
+    long m = 2048;        ///< rows of the first product
+    long n = 2048;        ///< its columns (n >= k)
+    long k = 256;         ///< the depth of both
+    long panel_m = 8192;  ///< rows of the panel's update (k columns)
+    int runs = 3;         ///< timed runs after a warm-up; the median counts
 };
 
 /// One core's DGEMM GFLOP/s with BLIS's kernel set `set`, measured in a child process (fork), so
-/// that the caller's BLIS is not started. 0 when the probe could not run (no such set, fork
-/// refused, the child failed). Call it before MPI_Init and before starting threads.
+/// that the caller's BLIS is not started. 0 when the probe failed (no such set, one the CPU cannot
+/// run, a bad shape, fork refused, the child failed or took over 10 s); -1 when it did not try
+/// (the caller has more than one thread: no fork). Call it before MPI_Init and before threads.
 double probe_gemm_gflops(const std::string& set, const ProbeShape& shape = {});
+
+/// Whether this BLIS has kernel set `name` and `cpu` has its instructions.
+bool kernel_set_runs_on(const std::string& name, const CpuInfo& cpu);
 
 /// A measured DGEMM rate of one kernel set (GFLOP/s of one core; 0: not measured).
 struct SetRate {

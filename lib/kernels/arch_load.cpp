@@ -2,7 +2,12 @@
 // rates, the DGEMM probe's rates per kernel set (and cala-bench calibrate's numbers) per CPU.
 
 #include <blis.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 
 #include <cstdio>
 #include <cstdlib>
@@ -60,16 +65,38 @@ FmaRates cached_rates(const CpuInfo& cpu) {
     return r;
 }
 
-// One core's DGEMM rate with kernel set `set`: from the cache, else probed (and cached when the
-// probe ran). Two ranks starting at once both probe, each on its core; the later write wins.
-// Where there is no cache to keep it in, no probe: every process would pay for it (0.3 s a set).
-double cached_gemm_rate(const std::string& set) {
+// The lock on this machine's cache file while the DGEMM probe runs: the first process of a
+// node to need the rates probes both sets and writes them before it lets go, so the ranks that
+// start with it wait for its numbers and all choose the same set.
+struct ProbeLock {
+    int fd = -1;
+    ProbeLock() = default;
+    ProbeLock(const ProbeLock&) = delete;
+    ProbeLock& operator=(const ProbeLock&) = delete;
+    ~ProbeLock() {
+        if (fd >= 0) flock(fd, LOCK_UN), close(fd);
+    }
+};
+
+// One core's DGEMM rate with kernel set `set`: from the cache, else probed under the lock (and
+// cached, a failure as 0: the FMA rule from then on). Where there is no cache to keep it in, no
+// probe: every process would pay for it (0.3 s a set).
+double cached_gemm_rate(const std::string& set, ProbeLock& lock) {
     const std::string key = "dgemm_gflops_core_" + set;
     if (const std::string v = machine_cache_get(key); !v.empty()) return std::atof(v.c_str());
     if (!machine_cache_writable()) return 0;
+    if (lock.fd < 0) {
+        lock.fd = open((machine_cache_path() + ".lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+        if (lock.fd >= 0) {
+            while (flock(lock.fd, LOCK_EX) != 0 && errno == EINTR) {
+            }
+        }
+        // Another process may have probed while this one waited.
+        if (const std::string v = machine_cache_get(key); !v.empty()) return std::atof(v.c_str());
+    }
     const double r = probe_gemm_gflops(set);
-    if (r > 0) machine_cache_put({{key, std::to_string(r)}});
-    return r;
+    if (r >= 0) machine_cache_put({{key, std::to_string(r)}});
+    return std::max(r, 0.0);
 }
 
 bool verbose_here() {
@@ -146,7 +173,9 @@ void select_kernels_at_load() {
         setenv("BLIS_ARCH_TYPE", blis_env.c_str(), 1);
     }
     try {
-        s.choice = choose_kernel_set(env("CALA_BLAS_ARCH"), cpu, [&cpu] { return cached_rates(cpu); }, cached_gemm_rate);
+        ProbeLock lock;  // held, once taken, until both sets' rates are in the cache
+        s.choice = choose_kernel_set(env("CALA_BLAS_ARCH"), cpu, [&cpu] { return cached_rates(cpu); },
+                                     [&lock](const std::string& set) { return cached_gemm_rate(set, lock); });
     } catch (const Error& e) {
         s.error = e.what();
         s.choice = KernelChoice{};

@@ -10,11 +10,14 @@
 //     waitpid
 //
 // Before MPI_Init and before any thread is started, fork is safe; the child never returns to
-// the program. A child that crashes, or is killed after 20 s, reads as 0, and so does a caller
-// with more than one thread (no fork then): the caller keeps the FMA rule.
+// the program. A child that fails (an exception, a crash: no core file, nothing on stderr) or is
+// killed after 10 s reads as 0 (cached: the FMA rule from then on); a caller with more than one
+// thread does not fork at all and reads -1 (not cached).
 
 #include <blis.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +26,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -34,16 +38,17 @@ namespace cala::kernels {
 
 namespace {
 
-constexpr int kProbeTimeoutMs = 20000;  // a probe takes about 0.3 s
+constexpr int kProbeTimeoutMs = 10000;  // a probe takes about 0.3 s
 
 // In the child: BLIS runs `id` (or the probe is void), GF/s of the median of the timed runs.
+// A: max(m, panel_m) x k; B: k x n; C: m x n, then panel_m x k (each at its own leading dimension).
 double child_rate(int id, const ProbeShape& s) {
     bli_init();  // BLIS 0.9 aborts on an arch query before its init when BLIS_ARCH_TYPE is set
     bli_thread_set_num_threads(1);
     if (static_cast<int>(bli_arch_query_id()) != id) return 0;
-    const long rows = std::max(s.m, s.panel_m);  // A and C serve both products
+    const long rows = std::max(s.m, s.panel_m);
     std::vector<double> a(static_cast<std::size_t>(rows * s.k)), b(static_cast<std::size_t>(s.k * s.n)),
-        c(static_cast<std::size_t>(rows * s.n), 0.0);
+        c(static_cast<std::size_t>(std::max(s.m * s.n, s.panel_m * s.k)), 0.0);
     for (std::size_t i = 0; i < a.size(); ++i) a[i] = 1.0 / static_cast<double>(1 + i % 97);
     for (std::size_t i = 0; i < b.size(); ++i) b[i] = 1.0 / static_cast<double>(1 + i % 89);
     double one = 1, zero = 0;
@@ -52,16 +57,33 @@ double child_rate(int id, const ProbeShape& s) {
     for (int r = 0; r < 1 + s.runs; ++r) {
         const auto t0 = std::chrono::steady_clock::now();
         bli_dgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, s.m, s.n, s.k, &one, a.data(), 1, rows, b.data(), 1, s.k,
-                  &zero, c.data(), 1, rows);
+                  &zero, c.data(), 1, s.m);
         if (s.panel_m > 0)  // a panel's update: tall, k columns of k
             bli_dgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, s.panel_m, s.k, s.k, &one, a.data(), 1, rows, b.data(), 1,
-                      s.k, &zero, c.data(), 1, rows);
+                      s.k, &zero, c.data(), 1, s.panel_m);
         const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (r > 0) t.push_back(dt);  // the first run pays for BLIS's start and its packing buffers
     }
     std::sort(t.begin(), t.end());
     const double median = t[t.size() / 2];
     return median > 0 && c[0] == c[0] ? flops / median * 1e-9 : 0;
+}
+
+// The child's whole life: quiet (no core file, nothing on the program's stderr), measure, write,
+// leave without running anything of the program's (no atexit, no destructors, no MPI).
+[[noreturn]] void child(int id, const ProbeShape& shape, int out) {
+    const rlimit no_core{0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    if (const int null = open("/dev/null", O_WRONLY); null >= 0) dup2(null, STDERR_FILENO), close(null);
+    double r = 0;
+    try {
+        setenv("BLIS_ARCH_TYPE", std::to_string(id).c_str(), 1);
+        r = child_rate(id, shape);
+    } catch (...) {
+        _exit(1);
+    }
+    const ssize_t w = write(out, &r, sizeof r);
+    _exit(w == static_cast<ssize_t>(sizeof r) ? 0 : 1);
 }
 
 // Threads of this process (/proc/self/task); 0 if unknown.
@@ -78,11 +100,12 @@ int thread_count() {
 
 double probe_gemm_gflops(const std::string& set, const ProbeShape& shape) {
     const int id = kernel_set_id(set);
-    if (id < 0 || shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.n < shape.k || shape.panel_m < 0 || shape.runs < 1)
+    if (id < 0 || !kernel_set_runs_on(set, read_cpu_info()) || shape.m <= 0 || shape.n <= 0 || shape.k <= 0 ||
+        shape.n < shape.k || shape.panel_m < 0 || shape.runs < 1)
         return 0;
     // Only a process of one thread forks: a lock another thread held at the fork would stay held
     // in the child forever (a library loaded by dlopen into a threaded program: the FMA rule).
-    if (thread_count() != 1) return 0;
+    if (thread_count() != 1) return -1;
     int fd[2];
     if (pipe(fd) != 0) return 0;
     const pid_t pid = fork();
@@ -90,22 +113,22 @@ double probe_gemm_gflops(const std::string& set, const ProbeShape& shape) {
         close(fd[0]), close(fd[1]);
         return 0;
     }
-    if (pid == 0) {  // the child: measure, write, leave without running anything of the program's
+    if (pid == 0) {
         close(fd[0]);
-        setenv("BLIS_ARCH_TYPE", std::to_string(id).c_str(), 1);
-        const double r = child_rate(id, shape);
-        const ssize_t w = write(fd[1], &r, sizeof r);
-        _exit(w == static_cast<ssize_t>(sizeof r) ? 0 : 1);
+        child(id, shape, fd[1]);
     }
     close(fd[1]);
     // A child that does not answer within the limit is killed (a stalled probe must not stall the
-    // program's start).
+    // program's start); a signal that interrupts the wait does not extend it.
     double r = 0;
     ssize_t got = 0;
     pollfd pfd{fd[0], POLLIN, 0};
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kProbeTimeoutMs);
     int ready = 0;
-    do ready = ::poll(&pfd, 1, kProbeTimeoutMs);
-    while (ready < 0 && errno == EINTR);
+    do {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        ready = ::poll(&pfd, 1, static_cast<int>(std::max<std::int64_t>(0, left.count())));
+    } while (ready < 0 && errno == EINTR);
     if (ready > 0) {
         do got = read(fd[0], &r, sizeof r);
         while (got < 0 && errno == EINTR);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <future>
@@ -310,6 +311,26 @@ TEST_CASE("child processes: on an AVX-512 CPU the cached DGEMM rates choose the 
     std::filesystem::remove_all(child_cache_dir());
 }
 
+TEST_CASE("child processes: an empty cache on an AVX-512 CPU gets both sets' probed rates, and they choose") {
+    const CpuInfo cpu = cala::kernels::read_cpu_info();
+    if (!cpu.has_avx512_skx() || !cpu.has_avx2_fma()) return;  // auto probes only there
+    Mock one_unit{{50.0, 50.0}};
+    const std::string avx2 = choose_kernel_set("auto", cpu, one_unit.fn()).name;
+    std::filesystem::remove_all(child_cache_dir());
+
+    const std::string out = child("");
+
+    setenv("CALA_CACHE_DIR", child_cache_dir().c_str(), 1);
+    const double wide = std::atof(cala::kernels::machine_cache_get("dgemm_gflops_core_skx").c_str());
+    const double narrow = std::atof(cala::kernels::machine_cache_get("dgemm_gflops_core_" + avx2).c_str());
+    unsetenv("CALA_CACHE_DIR");
+    CHECK(wide > 0);
+    CHECK(narrow > 0);
+    const bool tie = std::max(wide, narrow) <= 1.03 * std::min(wide, narrow);
+    if (!tie) CHECK(out == "kernels=" + std::string(wide > narrow ? "skx" : avx2) + "\n");
+    std::filesystem::remove_all(child_cache_dir());
+}
+
 TEST_CASE("the DGEMM probe: a rate in a child process for a set the CPU runs, 0 for none or no product") {
     const CpuInfo cpu = cala::kernels::read_cpu_info();
     Mock one_unit{{50.0, 50.0}};
@@ -319,18 +340,20 @@ TEST_CASE("the DGEMM probe: a rate in a child process for a set the CPU runs, 0 
     const std::string generic = child("CALA_TEST_PROBE=generic");
     const std::string native = child("CALA_TEST_PROBE=" + own);
     const std::string bogus = child("CALA_TEST_PROBE=zen9");
+    const std::string illegal = cpu.has_avx512_skx() ? "probe=0\n" : child("CALA_TEST_PROBE=skx");
 
     REQUIRE(generic.rfind("probe=", 0) == 0);
     CHECK(std::atof(generic.c_str() + 6) > 0);
     REQUIRE(native.rfind("probe=", 0) == 0);
     CHECK(std::atof(native.c_str() + 6) > 0);
     CHECK(bogus == "probe=0\n");
+    CHECK(illegal == "probe=0\n");  // skx without AVX-512: refused before any fork
     CHECK(cala::kernels::probe_gemm_gflops("generic", {0, 16, 16, 16, 2}) == 0);
     CHECK(cala::kernels::probe_gemm_gflops("generic", {16, 16, 16, 16, 0}) == 0);
     CHECK(cala::kernels::probe_gemm_gflops("generic", {16, 8, 16, 16, 2}) == 0);
     // A process of several threads does not fork (a lock held by another thread would stay held
     // in the child): 0, the FMA rule.
-    CHECK(child("CALA_TEST_PROBE=generic CALA_TEST_PROBE_THREAD=1") == "probe=0\n");
+    CHECK(child("CALA_TEST_PROBE=generic CALA_TEST_PROBE_THREAD=1") == "probe=-1\n");
     std::filesystem::remove_all(child_cache_dir());
 }
 
