@@ -35,7 +35,7 @@ namespace {
 struct GeqrfArgs {
     index_t m = 0, n = 4096, nb = 256;
     std::string grid, compare = "none", type = "d";
-    int runs = 3, threads = 0, lookahead = 1;
+    int runs = 3, threads = 0, lookahead = 1, delay = 0;
     bool count_only = false;
     std::string trace;
     std::string threads_from;
@@ -90,7 +90,7 @@ void run_geqrf(const GeqrfArgs& args, int p, int q) {
         sref = {{"scalapack_time_s", ts.best()}, {"scalapack_time_median_s", ts.median()}, {"scalapack_times_s", ts.runs},
                 {"scalapack_gflops", flops / ts.best() / 1e9}};
     }
-    const QrOptions opts{.lookahead = args.lookahead};
+    const QrOptions opts{.lookahead = args.lookahead, .delay = args.delay};
     Traffic tr;
     std::int64_t extra = 0;
     std::vector<T> tau;
@@ -109,6 +109,7 @@ void run_geqrf(const GeqrfArgs& args, int p, int q) {
     nlohmann::ordered_json j = {
         {"bench", "geqrf"}, {"type", args.type}, {"m", m}, {"n", n}, {"nb", nb},
         {"grid", std::to_string(p) + "x" + std::to_string(q)}, {"lookahead", args.lookahead},
+        {"delay", geqrf_delay(a.layout(), opts)},
         {"ranks", grid.comm().size()}, {"threads", args.threads}, {"threads_from", args.threads_from},
         {"runs", args.count_only ? 1 : args.runs},
         {"words_max", max_over_ranks(tr.words(), comm)}, {"words_model_max", max_over_ranks(model.words, comm)},
@@ -168,6 +169,9 @@ void add_geqrf_command(CLI::App& app) {
     cmd->add_option("--runs", args->runs, "reported runs (after one warm-up)")->check(CLI::PositiveNumber)->capture_default_str();
     cmd->add_option("--threads", args->threads, "OpenMP threads per rank (default: OpenMP's max)")->check(CLI::NonNegativeNumber);
     cmd->add_option("--lookahead", args->lookahead, "0 or 1")->capture_default_str();
+    cmd->add_option("--delay", args->delay, "one process row: panels per delayed trailing update (0: the planner's)")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
     cmd->add_option("--compare", args->compare, "reference to run on the same data")
         ->check(CLI::IsMember({"none", "scalapack"}))->capture_default_str();
     cmd->add_option("--type", args->type, "element type: d, s, z, c")->check(CLI::IsMember({"d", "s", "z", "c"}))->capture_default_str();

@@ -27,6 +27,13 @@ namespace cala {
 struct QrOptions {
     /// 1: panel l+1 is factored while the trailing update of step l runs; 0: one step at a time.
     int lookahead = 1;
+    /// On one process row (p = 1): panels per group of delayed trailing updates. The columns right
+    /// of a group take its panels' reflectors at once (V of delay·nb columns, one triangular factor
+    /// T), in products of depth delay·nb instead of nb; the group's own columns take each panel's
+    /// as it comes. 0: the planner's (128 / nb panels, 1 to 4); 1: every panel at once. The
+    /// traffic does not change. Ignored on p > 1, where each panel's W is summed down the process
+    /// column. docs/qr.md.
+    int delay = 0;
 };
 
 /// QR factorization A = Q·R of the m x n matrix A: R overwrites the upper trapezoid, the
@@ -50,6 +57,10 @@ void geqrf(const MatrixRef<T>& a, std::vector<T>& tau, const QrOptions& opts = {
 template <class T>
 void ormqr(Side side, Op op, const MatrixRef<T>& a, const std::vector<T>& tau, const MatrixRef<T>& c,
            const QrOptions& opts = {});
+
+/// Panels per group of delayed trailing updates cala::geqrf uses on a matrix of this layout
+/// (QrOptions::delay resolved: 1 on p > 1).
+int geqrf_delay(const BlockCyclic& a, const QrOptions& opts);
 
 /// Exact cost of cala::geqrf on process (row, col) of the grid.
 Cost geqrf_cost(const BlockCyclic& a, const QrOptions& opts, int row, int col, std::size_t elem_size,

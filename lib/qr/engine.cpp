@@ -14,6 +14,15 @@
 //   1 x 2 grid, panels alternate columns 0, 1:
 //     col 0: F0 B0→ | U0(all)        | (waits B1) U1 ...
 //     col 1: ←B0    | U0(panel 1) F1 B1→ U0(rest) | F2 needs U1(panel 2) ...
+//
+// Delayed updates (one process row, d = qr_delay > 1 panels a group, docs/qr.md): inside a group,
+// U of step l covers only the group's later panels; at the group's last step the group's V and T
+// (T from the panels' T, larft's recurrence a panel at a time) update the next group's columns,
+// and the columns right of them are left pending, worked off a share per step of the next group
+// (first where the next panel needs them). d = 2 on 1 x 2, panels 0-1 and 2-3 a group:
+//     col 0: F0 B0→ | (a share of the last group's pending) | ←B1 G01: U(panel 2) F2 B2→ | ...
+//     col 1: ←B0    | U0(panel 1) F1 B1→                    | G01: U(panel 3) | (waits B2) ...
+//     and from then on G01 pending on both columns' panels 4, 5, ..., worked off in shares
 
 #include <algorithm>
 
@@ -28,19 +37,26 @@ namespace cala::detail {
 
 template <class T>
 void geqrf_engine(const QrGeom& g, int r, int c, const Comm& row, const Comm& col, T* a, index_t lda, T* tau,
-                  int lookahead) {
+                  int lookahead, int delay) {
     const index_t kt = g.kt();
     if (kt == 0) return;
-    const QrWork wk = qr_work(g, r, c);
+    const int d = qr_delay(g, delay);
+    const QrWork wk = qr_work(g, r, c, d);
     Buffer<T> store(wk.total());
-    T* slots[2] = {store.data(), store.data() + wk.vslot};
-    T* wbuf = store.data() + 2 * wk.vslot;
+    std::vector<T*> slots(static_cast<std::size_t>(wk.slots));
+    for (int s = 0; s < wk.slots; ++s) slots[static_cast<std::size_t>(s)] = store.data() + s * wk.vslot;
+    T* wbuf = store.data() + wk.slots * wk.vslot;
     T* zbuf = wbuf + wk.w;
-    T* tsqr = zbuf + wk.w;
+    // Two groups' V (this one's, and the last one's while its pending columns are worked off),
+    // each followed by its T and the two products that build T.
+    T* grp[2] = {zbuf + wk.w, zbuf + wk.w + wk.group / 2};
+    T* tsqr = zbuf + wk.w + wk.group;
     std::vector<T> tau_l(static_cast<std::size_t>(g.cols.nb));
-    Request req[2];
+    std::vector<Request> req(static_cast<std::size_t>(wk.slots));
+    auto slot_of = [&](index_t l) { return static_cast<std::size_t>(l % wk.slots); };
 
-    auto factor = [&](index_t l, int slot) {
+    auto factor = [&](index_t l) {
+        const std::size_t slot = slot_of(l);
         req[slot].wait();
         trace::Span sp(trace::Kind::Panel, "factor");
         const index_t w = g.w(l), mr = g.panel_rows(l, r);
@@ -50,19 +66,62 @@ void geqrf_engine(const QrGeom& g, int r, int c, const Comm& row, const Comm& co
         if (r == g.ro(l))
             for (index_t i = 0; i < w; ++i) tau[g.c0(l) + i] = tau_l[static_cast<std::size_t>(i)];
     };
-    auto post = [&](index_t l, int slot) {
+    auto post = [&](index_t l) {
         const index_t w = g.w(l), mr = g.panel_rows(l, r);
+        const std::size_t slot = slot_of(l);
         if (g.q() > 1 && mr > 0) req[slot] = row.ibcast(slots[slot], w * w + mr * w, g.co(l));
     };
-    // Step l's update on my local columns [j0, j0 + nc).
-    auto update = [&](index_t l, int slot, index_t j0, index_t nc) {
-        const index_t w = g.w(l), mr = g.panel_rows(l, r);
-        const bool reduce = g.np(l) > 1;
-        if (nc == 0 || (mr == 0 && !reduce)) return;
-        const T* t = slots[slot];
-        const T* v = t + w * w;
+    // The reflectors a step applies: one panel's (its slot), or a group's.
+    struct Refl {
+        index_t w = 0, mr = 0, row0 = 0;  // reflectors, my rows, my first row
+        const T* t = nullptr;             // w x w, ld w
+        const T* v = nullptr;             // mr x w, ld max(1, mr)
+        bool reduce = false;              // W summed down the process column
+    };
+    auto panel_refl = [&](index_t l) {
+        const T* t = slots[slot_of(l)];
+        return Refl{g.w(l), g.panel_rows(l, r), g.row0(l, r), t, t + g.w(l) * g.w(l), g.np(l) > 1};
+    };
+    // Panels l0..l1 (one process row: every rank holds all their rows and V): V side by side
+    // with the zeros above each panel's diagonal explicit, and T of Q_l0···Q_l1 = I − V·T·Vᴴ
+    // from the panels' T: T(0:o, j) = −T(0:o, 0:o)·(V(:, 0:o)ᴴ·V_j)·T_j (LAPACK's larft
+    // recurrence a panel at a time; V_j is zero above its first row, so the product starts
+    // there).
+    auto group_refl = [&](index_t l0, index_t l1, T* buf) {
+        trace::Span sp(trace::Kind::Panel, "group T");
+        const index_t mr0 = g.panel_rows(l0, r), ld = std::max<index_t>(1, mr0);
+        index_t kw = 0;
+        for (index_t l = l0; l <= l1; ++l) kw += g.w(l);
+        T* vg = buf;
+        T* tg = vg + ld * kw;
+        T* sbuf = tg + kw * kw;
+        T* xbuf = sbuf + kw * g.cols.nb;
+        kernels::scale(kw, kw, T(0), tg, kw);
+        index_t off = 0;
+        for (index_t l = l0; l <= l1; ++l) {
+            const index_t w = g.w(l), mr = g.panel_rows(l, r), at = g.row0(l, r) - g.row0(l0, r);
+            const T* t = slots[slot_of(l)];
+            kernels::scale(at, w, T(0), vg + off * ld, ld);
+            kernels::copy(Op::N, mr, w, t + w * w, std::max<index_t>(1, mr), vg + at + off * ld, ld);
+            for (index_t j = 0; j < w; ++j)
+                for (index_t i = 0; i <= j; ++i) tg[off + i + (off + j) * kw] = t[i + j * w];
+            if (off > 0 && mr > 0) {
+                kernels::gemm(Op::C, Op::N, off, w, mr, T(1), vg + at, ld, vg + at + off * ld, ld, T(0), sbuf, off);
+                kernels::gemm(Op::N, Op::N, off, w, w, T(1), sbuf, off, t, w, T(0), xbuf, off);
+                kernels::gemm(Op::N, Op::N, off, w, off, T(-1), tg, kw, xbuf, off, T(0), tg + off * kw, kw);
+            }
+            off += w;
+        }
+        return Refl{kw, mr0, g.row0(l0, r), tg, vg, false};
+    };
+    // The update of reflectors x on my local columns [j0, j0 + nc): A −= V·(Tᴴ·(Vᴴ·A)).
+    auto update = [&](const Refl& x, index_t j0, index_t nc) {
+        const index_t w = x.w, mr = x.mr;
+        if (nc == 0 || (mr == 0 && !x.reduce)) return;
+        const T* t = x.t;
+        const T* v = x.v;
         const index_t ldv = std::max<index_t>(1, mr);
-        T* ac = a + g.row0(l, r) + j0 * lda;
+        T* ac = a + x.row0 + j0 * lda;
         // In tiles of about 2^25 multiply-adds (512 columns by >= 256 rows: shapes BLIS runs at its full rate), polling
         // the broadcasts in flight between them: MPICH moves a non-blocking broadcast only while both ends call into
         // MPI, a pipeline of shared-memory cells per call.
@@ -84,7 +143,7 @@ void geqrf_engine(const QrGeom& g, int r, int c, const Comm& row, const Comm& co
                 poll();
             }
         }
-        if (reduce) {
+        if (x.reduce) {
             trace::Span sp(trace::Kind::Bcast, "allreduce W");
             col.iallreduce_sum(wbuf, w * nc).wait();
         }
@@ -103,35 +162,59 @@ void geqrf_engine(const QrGeom& g, int r, int c, const Comm& row, const Comm& co
         }
     };
 
-    if (c == g.co(0)) factor(0, 0);
-    post(0, 0);
+    // Delayed updates: the columns right of the next group still owe a group's update
+    // (local columns [pend_j, pend_end) of `pend`), worked off left to right, a share per step of
+    // the next group.
+    Refl pend;
+    index_t pend_j = 0, pend_end = 0;
+    auto drain_to = [&](index_t upto) {
+        const index_t n1 = std::min(upto, pend_end) - pend_j;
+        if (n1 <= 0) return;
+        update(pend, pend_j, n1);
+        pend_j += n1;
+    };
+
+    if (c == g.co(0)) factor(0);
+    post(0);
     for (index_t l = 0; l < kt; ++l) {
-        const int slot = static_cast<int>(l % 2);
         if (c != g.co(l)) {
             trace::Span sp(trace::Kind::Wait, "panel");
-            req[slot].wait();
+            req[slot_of(l)].wait();
         }
-        const index_t j0 = g.trail0(l, c), nt = g.trail(l, c);
-        const bool next = l + 1 < kt;
-        // Receivers join step l+1's broadcast now (its slot was retired with step l-1), so that
+        // Inside a group, step l updates only the group's later panels; its last step updates the
+        // next group's columns with all of the group's panels at once, and leaves the columns
+        // right of them pending. Where the last group's pending columns meet them, those go
+        // first: on the next panel's columns before it is factored, then the rest.
+        const index_t l0 = qr_group_first(d, l), l1 = qr_group_last(g, d, l);
+        const bool grouped = l0 < l1, next = l + 1 < kt;
+        const Refl x = l < l1 || !grouped ? panel_refl(l) : group_refl(l0, l1, grp[(l0 / d) % 2]);
+        const index_t j0 = g.trail0(l, c);
+        index_t nt = l < l1 ? g.trail0(l1, c) - j0 : g.trail(l, c);
+        const index_t pend_end_new = j0 + nt;
+        if (l == l1 && grouped && next) nt = g.trail0(qr_group_last(g, d, l + 1), c) - j0;
+        // Receivers join step l+1's broadcast now (its slot was retired with step l-d), so that
         // the root's polls during step l move it.
-        if (next && c != g.co(l + 1)) post(l + 1, 1 - slot);
+        if (next && c != g.co(l + 1)) post(l + 1);
         if (next && lookahead > 0 && c == g.co(l + 1)) {
             const index_t b1 = g.bs(l + 1);
-            update(l, slot, j0, b1);
-            factor(l + 1, 1 - slot);
-            post(l + 1, 1 - slot);
-            update(l, slot, j0 + b1, nt - b1);
+            if (l == l1) drain_to(j0 + b1);
+            update(x, j0, b1);
+            factor(l + 1);
+            post(l + 1);
+            if (l == l1) drain_to(pend_end);
+            update(x, j0 + b1, nt - b1);
         } else {
-            update(l, slot, j0, nt);
+            if (l == l1) drain_to(pend_end);
+            update(x, j0, nt);
             if (next && c == g.co(l + 1)) {
-                factor(l + 1, 1 - slot);
-                post(l + 1, 1 - slot);
+                factor(l + 1);
+                post(l + 1);
             }
         }
+        if (l == l1 && grouped && next) pend = x, pend_j = j0 + nt, pend_end = pend_end_new;
+        if (l < l1) drain_to(pend_j + ceil_div(pend_end - pend_j, l1 - l));
     }
-    req[0].wait();
-    req[1].wait();
+    for (Request& q : req) q.wait();
 }
 
 template <class T>
@@ -180,7 +263,7 @@ void ormqr_left_engine(const QrGeom& g, int r, int c, const Comm& row, const Com
 }
 
 #define CALA_INST(T)                                                                                               \
-    template void geqrf_engine<T>(const QrGeom&, int, int, const Comm&, const Comm&, T*, index_t, T*, int);       \
+    template void geqrf_engine<T>(const QrGeom&, int, int, const Comm&, const Comm&, T*, index_t, T*, int, int);  \
     template void ormqr_left_engine<T>(const QrGeom&, int, int, const Comm&, const Comm&, Op, const T*, index_t, \
                                        const T*, T*, index_t, index_t);
 CALA_FOR_EACH_TYPE(CALA_INST)

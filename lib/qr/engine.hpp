@@ -10,10 +10,11 @@ namespace cala::detail {
 
 /// Factors the local share `a` (ld lda) of the matrix laid out by g on process (r, c): R and V
 /// in LAPACK's format; tau[c0(l) .. c0(l) + w(l)) written on the root (ro(l), co(l)) of each
-/// panel, left alone elsewhere. Traffic follows model.cpp exactly.
+/// panel, left alone elsewhere; `delay` as QrOptions::delay (qr_delay). Traffic follows model.cpp
+/// exactly.
 template <class T>
 void geqrf_engine(const QrGeom& g, int r, int c, const Comm& row, const Comm& col, T* a, index_t lda, T* tau,
-                  int lookahead);
+                  int lookahead, int delay);
 
 /// C := op(Q)·C for the reflectors of g (A's share `a`, ld lda; tau on every rank) and C's share
 /// (ld ldc, nc local columns) with the rows of A. Traffic follows model.cpp exactly.

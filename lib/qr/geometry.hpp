@@ -90,21 +90,40 @@ inline index_t right_work(const QrGeom& g, const Dist1D& ccols, index_t mc, int 
     return nb * nb + g.rows.local_size(r) * nb + nb * nb + 2 * ccols.local_size(c) * nb + 2 * mc * nb;
 }
 
-/// Elements of the workspace cala::geqrf allocates on process (r, c) (engine.cpp carves it up).
+/// Panels per group of delayed trailing updates (QrOptions::delay, engine.cpp): on one process
+/// row (p = 1) `delay` if set, else 128 / nb panels (1 to 4), so that the trailing update
+/// multiplies by V of about 128 columns at once (measured on Zen 5, n = 4096, 1 x 2: wider
+/// groups lose more on the group's T and the panels' chain than their GEMMs gain; docs/qr.md);
+/// 1 on p > 1 (every panel's W is summed down the process column there).
+inline int qr_delay(const QrGeom& g, int delay) {
+    if (g.p() > 1) return 1;
+    if (delay > 0) return delay;
+    return static_cast<int>(std::clamp<index_t>(128 / std::max<index_t>(g.cols.nb, 1), 1, 4));
+}
+/// Panel l's group of delayed updates: its first and last panel.
+inline index_t qr_group_first(int delay, index_t l) { return l / delay * delay; }
+inline index_t qr_group_last(const QrGeom& g, int delay, index_t l) {
+    return std::min(g.kt() - 1, qr_group_first(delay, l) + delay - 1);
+}
+/// Elements of the workspace cala::geqrf allocates on process (r, c) (engine.cpp carves it up),
+/// for `delay` = qr_delay(...) panels a group.
 struct QrWork {
-    index_t vslot = 0;  ///< one row-broadcast slot: the panel's V rows and T
-    index_t w = 0;      ///< W and Z of the trailing update
+    int slots = 0;      ///< row-broadcast slots: delay + 1 (2 without delay)
+    index_t vslot = 0;  ///< one slot: the panel's V rows and T
+    index_t w = 0;      ///< W and Z of the trailing update (delay·nb rows each)
+    index_t group = 0;  ///< delay > 1: two groups' V and T, each with two delay·nb x nb products building T
     index_t tsqr = 0;   ///< TSQR on the panel column: Q, the tree's stacked factors, U and T
-    index_t total() const noexcept { return 2 * vslot + 2 * w + tsqr; }
+    index_t total() const noexcept { return slots * vslot + 2 * w + group + tsqr; }
 };
-
-inline QrWork qr_work(const QrGeom& g, int r, int c) {
+inline QrWork qr_work(const QrGeom& g, int r, int c, int delay) {
     QrWork out;
-    const index_t nb = g.cols.nb;
+    const index_t nb = g.cols.nb, kw = delay * nb;
     const index_t mloc = g.rows.local_size(r), nloc = g.cols.local_size(c);
     if (g.kt() == 0) return out;
+    out.slots = delay + 1;
     out.vslot = mloc * nb + nb * nb;
-    out.w = nb * nloc;
+    out.w = kw * nloc;
+    if (delay > 1) out.group = 2 * (mloc * kw + kw * kw + 2 * kw * nb);
     int levels = 0;
     for (int s = 1; s < g.p(); s *= 2) ++levels;
     // The leaf's factored rows and tau; per tree level the stacked pair and its tau; the
@@ -112,5 +131,4 @@ inline QrWork qr_work(const QrGeom& g, int r, int c) {
     if (g.p() > 1) out.tsqr = mloc * nb + nb + levels * (2 * nb * nb + nb) + 6 * nb * nb;
     return out;
 }
-
 }  // namespace cala::detail

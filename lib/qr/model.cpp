@@ -84,6 +84,10 @@ Cost ormqr_right_cost(Op op, const BlockCyclic& a, const BlockCyclic& c, index_t
 }  // namespace
 }  // namespace detail
 
+int geqrf_delay(const BlockCyclic& a, const QrOptions& opts) {
+    return detail::qr_delay(detail::QrGeom{a.rows, a.cols, std::min(a.m(), a.n())}, opts.delay);
+}
+
 Cost geqrf_cost(const BlockCyclic& a, const QrOptions& opts, int row, int col, std::size_t elem_size,
                 bool is_complex) {
     return detail::geqrf_cost_gathered(a, opts, row, col, elem_size, is_complex, {});
@@ -94,11 +98,13 @@ Cost detail::geqrf_cost_gathered(const BlockCyclic& a, const QrOptions& opts, in
     detail::check_process("geqrf_cost", a, row, col);
     detail::check_aligned("geqrf_cost", a);
     detail::check_at_least("geqrf_cost", "lookahead", opts.lookahead, 0);
+    detail::check_at_least("geqrf_cost", "delay", opts.delay, 0);
     const index_t k = std::min(a.m(), a.n());
     detail::Tally t;
     if (k == 0) return t.c;
     const detail::QrGeom g{a.rows, a.cols, k};
     const int r = row, c = col, p = g.p(), q = g.q();
+    const int d = detail::qr_delay(g, opts.delay);
     const double fm = is_complex ? 4.0 : 1.0;
     index_t gather_mem = 0;
     for (index_t l = 0; l < g.kt(); ++l) {
@@ -132,8 +138,23 @@ Cost detail::geqrf_cost_gathered(const BlockCyclic& a, const QrOptions& opts, in
         } else if (q > 1 && mr > 0) {
             t.receive(w * w + mr * w);
         }
+        // Delayed updates (engine.cpp): inside a group only the group's columns; at its last panel
+        // the columns right of it with the whole group (its T built first), all on every rank.
+        const index_t l0 = detail::qr_group_first(d, l), l1 = detail::qr_group_last(g, d, l);
         const index_t nt = g.trail(l, c);
-        if (mr > 0) t.c.flops += fm * (4.0 * double(mr) * w * nt + 2.0 * double(w) * w * nt);
+        const index_t ni = l < l1 ? g.trail0(l1, c) - g.trail0(l, c) : nt;
+        if (l == l1 && l0 < l1) {
+            const index_t mr0 = g.panel_rows(l0, r);
+            double kw = 0;
+            for (index_t x = l0; x <= l1; ++x) {
+                const double wx = double(g.w(x)), mx = double(g.panel_rows(x, r));
+                if (kw > 0 && mx > 0) t.c.flops += fm * 2.0 * (kw * wx * mx + kw * wx * wx + kw * kw * wx);
+                kw += wx;
+            }
+            if (mr0 > 0) t.c.flops += fm * (4.0 * double(mr0) * kw * ni + 2.0 * kw * kw * ni);
+        } else if (mr > 0) {
+            t.c.flops += fm * (4.0 * double(mr) * w * ni + 2.0 * double(w) * w * ni);
+        }
         if (np > 1 && nt > 0) {
             if (opts.lookahead > 0 && l + 1 < g.kt() && c == g.co(l + 1)) {
                 t.both(w * g.bs(l + 1));
@@ -144,7 +165,7 @@ Cost detail::geqrf_cost_gathered(const BlockCyclic& a, const QrOptions& opts, in
         }
     }
     if (std::int64_t(p) * q > 1) t.both(k);
-    t.c.extra_bytes = (detail::qr_work(g, r, c).total() + gather_mem) * static_cast<std::int64_t>(elem_size);
+    t.c.extra_bytes = (detail::qr_work(g, r, c, d).total() + gather_mem) * static_cast<std::int64_t>(elem_size);
     return t.c;
 }
 

@@ -32,6 +32,7 @@ std::string check_geqrf(const MatrixRef<T>& a, const QrOptions& o) {
     if (e.empty()) e = check_local("geqrf", "A", a);
     if (e.empty()) e = aligned_error("geqrf", "A", a.layout());
     if (e.empty() && o.lookahead < 0) e = cat("geqrf: lookahead must be >= 0, got ", o.lookahead);
+    if (e.empty() && o.delay < 0) e = cat("geqrf: delay must be >= 0, got ", o.delay);
     return e;
 }
 
@@ -83,8 +84,8 @@ void geqrf(const MatrixRef<T>& a, std::vector<T>& tau, const QrOptions& opts) {
     std::uint64_t fp = 0;
     if (err.empty()) {
         fp = detail::fingerprint(0x51a7, a.layout());
-        const std::int64_t la = opts.lookahead;
-        fp = detail::fingerprint(fp, &la, sizeof la);
+        const std::int64_t la[] = {opts.lookahead, opts.delay};
+        fp = detail::fingerprint(fp, la, sizeof la);
     }
     grid.comm().agree(err, fp, "geqrf");
     const index_t k = std::min(a.m(), a.n());
@@ -92,7 +93,7 @@ void geqrf(const MatrixRef<T>& a, std::vector<T>& tau, const QrOptions& opts) {
     if (k == 0) return;
     const detail::QrGeom g{a.layout().rows, a.layout().cols, k};
     detail::geqrf_engine(g, grid.row(), grid.col(), grid.row_comm(), grid.col_comm(), a.data(), a.ld(), tau.data(),
-                         opts.lookahead);
+                         opts.lookahead, opts.delay);
     if (grid.comm().size() > 1) grid.comm().iallreduce_sum(tau.data(), k).wait();
 }
 

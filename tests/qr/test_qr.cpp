@@ -43,6 +43,21 @@ TEST_CASE_TEMPLATE("geqrf is LAPACK's factorization and ormqr applies its Q", T,
             for (const test::QrCase& c : kCases) test::run_qr_case<T>(grid, c, {.lookahead = la});
 }
 
+TEST_CASE_TEMPLATE("geqrf with delayed trailing updates on one process row: every group size", T, double,
+                   std::complex<double>, float) {
+    // QrOptions::delay: groups of 2, 3 and 5 panels (the last group shorter), 1 (none) on a
+    // 1 x P grid whose nb would otherwise choose 4; on P x 1 the option is ignored. Zero columns
+    // inside a group and at its first panel.
+    const Comm world = Comm::borrow(MPI_COMM_WORLD);
+    for (const Grid2D& grid : grids_of(world))
+        for (int delay : {1, 2, 3, 5})
+            for (int la : {1, 0}) {
+                for (const test::QrCase& c : kCases) test::run_qr_case<T>(grid, c, {.lookahead = la, .delay = delay});
+                test::run_qr_case<T>(grid, {37, 23, 4, 0, 0, 0, 0, 3, 4, -1, 10}, {.lookahead = la, .delay = delay});
+                test::run_qr_case<T>(grid, {29, 29, 3, 0, 0, 0, 0, 3, 13, -1, 28}, {.lookahead = la, .delay = delay});
+            }
+}
+
 TEST_CASE_TEMPLATE("geqrf on zero and repeated columns: LAPACK's tau = 0 on every grid", T, double,
                    std::complex<double>) {
     const Comm world = Comm::borrow(MPI_COMM_WORLD);
@@ -78,6 +93,7 @@ TEST_CASE_TEMPLATE("geqrf and ormqr reject bad input on every rank before moving
         const std::string e_view = test::error_message([&] { geqrf(a.sub(1, 2, 8, 8), tau); });
         const std::string e_ld = test::error_message([&] { geqrf(bad_ld, tau); });
         const std::string e_la = test::error_message([&] { geqrf(a.view(), tau, {.lookahead = -1}); });
+        const std::string e_delay = test::error_message([&] { geqrf(a.view(), tau, {.delay = -2}); });
         std::vector<T> t12(12, T(0.5));
         std::vector<T> t13(13, T(0.5));
         DistMatrix<T> c(grid, 20, 3, 4, 4);
@@ -98,6 +114,7 @@ TEST_CASE_TEMPLATE("geqrf and ormqr reject bad input on every rank before moving
         CHECK(test::all_ranks(e_view.find("line up with its diagonal") != std::string::npos, grid));
         CHECK(test::all_ranks(a.n_loc() == 0 || e_ld.find("leading dimension") != std::string::npos, grid));
         CHECK(test::all_ranks(e_la.find("lookahead") != std::string::npos, grid));
+        CHECK(test::all_ranks(e_delay.find("delay must be >= 0") != std::string::npos, grid));
         CHECK(test::all_ranks(e_right.find("C has 3 columns (side Right)") != std::string::npos, grid));
         CHECK(test::all_ranks(e_k.find("13 reflectors") != std::string::npos, grid));
         CHECK(test::all_ranks(e_m.find("C has 19") != std::string::npos, grid));
