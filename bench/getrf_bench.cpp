@@ -42,6 +42,7 @@ struct GetrfArgs {
     index_t n = 4096, nb = 256;
     std::string grid, compare = "none", type = "d";
     int runs = 5, threads = 0, lookahead = 1;
+    std::string variant = "auto";
     bool count_only = false, no_node_shared = false;
     std::string trace, matrix = "random";
     std::string threads_from;
@@ -101,7 +102,8 @@ void run_getrf(const GetrfArgs& args, int p, int q) {
                 if (l.rows.to_global(i, grid.row()) == l.cols.to_global(j, grid.col())) a0.local(i, j) += T(double(n));
     }
     const double flops = (is_complex_v<T> ? 8.0 : 2.0) / 3.0 * double(n) * double(n) * double(n);
-    const LuOptions opts{.lookahead = args.lookahead, .node_shared_memory = !args.no_node_shared};
+    const LuVariant variant = args.variant == "2D" ? LuVariant::TwoD : args.variant == "1xP" ? LuVariant::OneRow : LuVariant::Auto;
+    const LuOptions opts{.variant = variant, .lookahead = args.lookahead, .node_shared_memory = !args.no_node_shared};
 
     nlohmann::ordered_json sref;
     double scalapack_best = 0;
@@ -129,7 +131,7 @@ void run_getrf(const GetrfArgs& args, int p, int q) {
         (tr.words() != model.words || tr.words_recv != model.words_recv || tr.msgs() != model.msgs) ? 1 : 0;
     nlohmann::ordered_json j = {
         {"bench", "getrf"}, {"type", args.type}, {"n", n}, {"nb", nb},
-        {"grid", std::to_string(p) + "x" + std::to_string(q)}, {"matrix", args.matrix}, {"variant", to_string(LuVariant::TwoD)},
+        {"grid", std::to_string(p) + "x" + std::to_string(q)}, {"matrix", args.matrix}, {"variant", to_string(getrf_variant(a.layout(), opts, sizeof(T)))},
         {"lookahead", args.lookahead}, {"node_shared", !args.no_node_shared}, {"ranks", grid.comm().size()}, {"threads", args.threads},
         {"threads_from", args.threads_from}, {"runs", args.count_only ? 1 : args.runs}, {"info", info},
         {"words_max", max_over_ranks(tr.words(), comm)}, {"words_model_max", max_over_ranks(model.words, comm)},
@@ -189,6 +191,9 @@ void add_getrf_command(CLI::App& app) {
     cmd->add_option("--runs", args->runs, "reported runs (after one warm-up)")->check(CLI::PositiveNumber)->capture_default_str();
     cmd->add_option("--threads", args->threads, "OpenMP threads per rank (default: OpenMP's max)")->check(CLI::NonNegativeNumber);
     cmd->add_option("--lookahead", args->lookahead, "0 or 1")->capture_default_str();
+    cmd->add_option("--variant", args->variant, "auto, 2D (the user's grid) or 1xP (a p x 1 grid's matrix on the 1 x p grid of its ranks)")
+        ->check(CLI::IsMember({"auto", "2D", "1xP"}))
+        ->capture_default_str();
     cmd->add_option("--compare", args->compare, "reference to run on the same data")
         ->check(CLI::IsMember({"none", "scalapack"}))->capture_default_str();
     cmd->add_option("--type", args->type, "element type: d, s, z, c")->check(CLI::IsMember({"d", "s", "z", "c"}))->capture_default_str();

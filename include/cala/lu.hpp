@@ -1,7 +1,7 @@
 #pragma once
 // cala::getrf, cala::getrs: LU factorization with tournament pivoting (CALU) and its solve.
 //
-// cala::getrf -> plan (2D on the user's grid; the 2.5D variant when the planner picks c > 1)
+// cala::getrf -> plan (2D on the user's grid; a p x 1 grid's matrix on the 1 x p grid of its ranks)
 //   -> right-looking panel loop: tournament pivoting down the process column (local LAPACK getrf
 //      on each rank's candidate rows, a reduction tree over the process rows), the row
 //      interchanges (only the rows that change place move), the U block
@@ -26,8 +26,14 @@ namespace cala {
 
 /// The LU algorithm.
 enum class LuVariant {
-    Auto,  ///< the planner's choice
-    TwoD,  ///< 2D block-cyclic CALU on the user's grid
+    Auto,    ///< the planner's choice: OneRow on a p x 1 grid (p > 1) where the copy fits, else TwoD
+    TwoD,    ///< 2D block-cyclic CALU on the user's grid
+    /// A p x 1 grid's matrix redistributed onto the 1 x p grid of the same ranks (the same blocks),
+    /// factored there by the 2D CALU and redistributed back: no interchange and no tournament
+    /// crosses ranks, and the panel of step l+1 is factored while the others update (on p x 1
+    /// every rank takes part in every panel). Counted in the traffic and the model. On other
+    /// grids, the same as TwoD. docs/lu.md.
+    OneRow,
 };
 const char* to_string(LuVariant v) noexcept;
 
@@ -69,6 +75,10 @@ index_t getrf(const MatrixRef<T>& a, std::vector<index_t>& ipiv, const LuOptions
 /// up with A's (same nb and first-block size), ipiv the same on every rank (cala::Error otherwise).
 template <class T>
 void getrs(Op op, const MatrixRef<T>& a, const std::vector<index_t>& ipiv, const MatrixRef<T>& b);
+
+/// The variant cala::getrf runs on a matrix of this layout under these options (Auto resolved):
+/// TwoD or OneRow. The same on every rank. @throws cala::Error for options getrf would reject.
+LuVariant getrf_variant(const BlockCyclic& a, const LuOptions& opts, std::size_t elem_size);
 
 /// Cost of cala::getrf on process (row, col) of the grid: words, messages, flops and workspace.
 /// The interchanges move only the rows that change place, so the traffic follows the pivots:

@@ -1,4 +1,5 @@
-// cala::getrf -> checks, argument agreement -> getrf_engine (2D CALU on the user's grid)
+// cala::getrf -> checks, argument agreement, plan (lu_plan) -> getrf_engine (2D CALU on the user's grid), or
+//   for a p x 1 grid redistribute_placed onto the 1 x p grid of its ranks -> getrf_engine there -> back
 // cala::getrs -> checks -> the interchanges (exchange_rows, step by step) -> cala::trsm twice
 
 #include <cstdint>
@@ -7,7 +8,10 @@
 #include "cala/cholesky.hpp"
 #include "cala/lu.hpp"
 #include "core/check.hpp"
+#include "core/workspace.hpp"
+#include "gemm/driver.hpp"
 #include "lu/engine.hpp"
+#include "lu/plan.hpp"
 #include "matrix/redistribute_impl.hpp"
 
 namespace cala {
@@ -15,6 +19,7 @@ namespace cala {
 const char* to_string(LuVariant v) noexcept {
     switch (v) {
         case LuVariant::TwoD: return "2D";
+        case LuVariant::OneRow: return "1xP";
         default: return "auto";
     }
 }
@@ -22,7 +27,7 @@ const char* to_string(LuVariant v) noexcept {
 namespace detail {
 
 std::string lu_options_error(const char* fn, const LuOptions& o) {
-    if (o.variant < LuVariant::Auto || o.variant > LuVariant::TwoD)
+    if (o.variant < LuVariant::Auto || o.variant > LuVariant::OneRow)
         return cat(fn, ": variant is ", static_cast<int>(o.variant), ", not an LuVariant");
     if (o.lookahead < 0) return cat(fn, ": lookahead must be >= 0, got ", o.lookahead);
     if (o.memory_limit_bytes < 0) return cat(fn, ": memory_limit_bytes must be >= 0, got ", o.memory_limit_bytes);
@@ -95,14 +100,28 @@ index_t getrf(const MatrixRef<T>& a, std::vector<index_t>& ipiv, const LuOptions
     using namespace detail;
     const std::string err = check_getrf(a, opts);
     std::uint64_t fp = 0;
+    LuPlan plan;
     if (err.empty()) {
+        plan = lu_plan(a.layout(), opts, sizeof(T));
+        // The plan too: CALA_MAX_MEMORY_MB may differ between ranks.
         const std::int64_t o[] = {static_cast<std::int64_t>(opts.variant), opts.lookahead, opts.memory_limit_bytes,
-                                  opts.node_shared_memory ? 1 : 0};
+                                  opts.node_shared_memory ? 1 : 0, static_cast<std::int64_t>(plan.variant)};
         fp = fingerprint(fingerprint(0x4c55, o, sizeof o), a.layout());
     }
     a.grid().comm().agree(err, fp, "getrf");
-    const LuArgs args = lu_args(a.grid(), a.layout(), opts);
-    return getrf_engine(args, a.data(), a.ld(), ipiv);
+    if (!plan.convert()) return getrf_engine(lu_args(a.grid(), a.layout(), opts), a.data(), a.ld(), ipiv);
+    // OneRow: the 1 x p grid of the same ranks (rank r, process row r here, is its column r).
+    const Grid3D& g3 = grid3d_for(a.grid(), Shape3{1, a.grid().p(), 1});
+    const Grid2D& wg = g3.layer_grid();
+    const index_t mloc = plan.work.rows.local_size(0), nloc = plan.work.cols.local_size(wg.col());
+    const index_t ld = std::max<index_t>(1, mloc);
+    Buffer<T> store(mloc * nloc);
+    const Placement user = placement_of(a.grid(), a.layout()), work = placement_of(wg, plan.work);
+    redistribute_placed(Op::N, g3.comm(), user, a.data(), a.ld(), work, store.data(), ld, false, T(0));
+    const index_t info = getrf_engine(lu_args(wg, plan.work, opts), store.data(), ld, ipiv);
+    redistribute_placed(Op::N, g3.comm(), work, static_cast<const T*>(store.data()), ld, user, a.data(), a.ld(), false,
+                        T(0));
+    return info;
 }
 
 template <class T>

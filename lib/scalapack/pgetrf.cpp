@@ -3,7 +3,8 @@
 // p?getrf_ (Fortran ABI) -> m·n·min(m, n) below the threshold: ScaLAPACK, nothing else (decline)
 // -> ScaLAPACK's checks (CHK1MAT and p?getrf's own: descriptor) -> agree over the BLACS grid,
 // PCHK1MAT's consistency checks included (context) -> route: nothing | cala::getrf on a
-// MatrixRef over the caller's local array (lu/ -> kernels: LAPACK getrf, BLIS trsm/gemm), its
+// MatrixRef over the caller's local array (lu/ -> kernels: LAPACK getrf, BLIS trsm/gemm; a p x 1
+// grid's matrix moved onto the 1 x p grid of its ranks and back, LuVariant::OneRow), its
 // pivots written into IPIV as ScaLAPACK's p?getrf leaves them (lu_pivots)
 
 #include <complex>
@@ -136,7 +137,9 @@ std::string describe_getrf(const BlockCyclic& a, std::size_t elem_size, bool is_
     // Never throws: only grid process (0, 0) asks, and the others must not part ways with it.
     try {
         const Cost cost = getrf_cost(a, LuOptions{}, 0, 0, elem_size, is_complex);
-        return cat("getrf (CALU: tournament pivoting, 2D, lookahead 1) nb=", a.rows.nb,
+        const bool one_row = getrf_variant(a, LuOptions{}, elem_size) == LuVariant::OneRow;
+        return cat("getrf (CALU: tournament pivoting, ", one_row ? "on the 1 x p grid of the ranks" : "2D",
+                   ", lookahead 1) nb=", a.rows.nb,
                    " words/rank(0,0)<=", cost.words, " msgs=", cost.msgs, " memory=", cost.extra_bytes);
     } catch (const std::exception& e) {
         return cat("getrf (CALU: tournament pivoting) nb=", a.rows.nb, " (no model: ", e.what(), ")");

@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "lu/lu_check.hpp"
 #include "support/helpers.hpp"
@@ -155,16 +157,44 @@ TEST_CASE_TEMPLATE("getrf factors P·A = L·U and moves what the model says", T,
                    std::complex<double>) {
     int count = 0, g = 0;
     for (const Grid2D& grid : grids()) {
-        for (int la : {1, 0})
-            for (const Case& c : kCases) {
-                // Every case in double on the first grid; a sample elsewhere and for the other
-                // types (time on 2 cores).
-                const int keep = (std::is_same_v<T, double> ? 1 : 3) * (g == 0 && la == 1 ? 1 : stride());
-                if ((count++ % keep) != 0) continue;
-                factor_case<T>(grid, c, {.lookahead = la});
-            }
+        // On p x 1 the planner runs OneRow (the 1 x p grid of the same ranks): TwoD there too.
+        const std::vector<LuVariant> variants =
+            grid.q() == 1 && grid.p() > 1 ? std::vector{LuVariant::Auto, LuVariant::TwoD} : std::vector{LuVariant::Auto};
+        for (LuVariant v : variants)
+            for (int la : {1, 0})
+                for (const Case& c : kCases) {
+                    // Every case in double on the first grid; a sample elsewhere and for the other
+                    // types (time on 2 cores).
+                    const int keep = (std::is_same_v<T, double> ? 1 : 3) * (g == 0 && la == 1 ? 1 : stride());
+                    if ((count++ % keep) != 0) continue;
+                    factor_case<T>(grid, c, {.variant = v, .lookahead = la});
+                }
         ++g;
     }
+}
+
+TEST_CASE("the plan: OneRow on p x 1 where the copy fits, TwoD elsewhere") {
+    const Comm world = Comm::borrow(MPI_COMM_WORLD);
+    const int np = world.size();
+    const BlockCyclic col(100, 80, 8, 8, np, 1), row(100, 80, 8, 8, 1, np);
+    const std::size_t e = sizeof(double);
+    const LuVariant expect = np > 1 ? LuVariant::OneRow : LuVariant::TwoD;
+    CHECK(getrf_variant(col, {}, e) == expect);
+    CHECK(getrf_variant(col, {.variant = LuVariant::OneRow}, e) == expect);
+    CHECK(getrf_variant(col, {.variant = LuVariant::TwoD}, e) == LuVariant::TwoD);
+    CHECK(getrf_variant(col, {.memory_limit_bytes = 1000}, e) == LuVariant::TwoD);  // the copy does not fit
+    CHECK(getrf_variant(col, {.variant = LuVariant::OneRow, .memory_limit_bytes = 1000}, e) == expect);  // forced
+    CHECK(getrf_variant(row, {}, e) == LuVariant::TwoD);
+    CHECK(getrf_variant(row, {.variant = LuVariant::OneRow}, e) == LuVariant::TwoD);
+    CHECK(std::string(to_string(LuVariant::OneRow)) == "1xP");
+    // OneRow's memory fallback and a forced OneRow factor as the model says (p x 1, np > 1).
+    if (np > 1) {
+        const Grid2D grid(world, np, 1);
+        factor_case<double>(grid, {37, 37, 4, 0, 0, 0}, {.memory_limit_bytes = 1000});
+        factor_case<double>(grid, {29, 29, 5, 1, 0, 3}, {.variant = LuVariant::OneRow, .memory_limit_bytes = 1000});
+        factor_case<std::complex<double>>(grid, {30, 30, 4, 0, 0, 0}, {.variant = LuVariant::OneRow}, 13);
+    }
+    CHECK_THROWS_AS(getrf_variant(col, {.variant = static_cast<LuVariant>(7)}, e), Error);
 }
 
 TEST_CASE_TEMPLATE("getrs solves op(A)·X = B with the factors", T, float, double, std::complex<float>,

@@ -64,7 +64,9 @@ Row measure(const Grid2D& grid, const std::string& name, index_t n, index_t nb, 
     scatter(a0.data(), n, a.view());
     std::vector<index_t> ipiv;
     Row row{name, n};
-    row.info_calu = getrf(a.view(), ipiv);
+    // TwoD: on p x 1 the planner would move the matrix onto one process row (OneRow), where every
+    // panel's pivots are partial pivoting's; here every panel goes through a tournament of p sets.
+    row.info_calu = getrf(a.view(), ipiv, {.variant = LuVariant::TwoD});
     const std::vector<double> f = gather(a.view());
     if (grid.comm().rank() == 0) {
         row.growth_calu = test::growth(a0, f, n, n);
