@@ -36,6 +36,7 @@ struct GeqrfArgs {
     index_t m = 0, n = 4096, nb = 256;
     std::string grid, compare = "none", type = "d";
     int runs = 3, threads = 0, lookahead = 1, delay = 0;
+    std::string variant = "auto";
     bool count_only = false;
     std::string trace;
     std::string threads_from;
@@ -90,7 +91,8 @@ void run_geqrf(const GeqrfArgs& args, int p, int q) {
         sref = {{"scalapack_time_s", ts.best()}, {"scalapack_time_median_s", ts.median()}, {"scalapack_times_s", ts.runs},
                 {"scalapack_gflops", flops / ts.best() / 1e9}};
     }
-    const QrOptions opts{.lookahead = args.lookahead, .delay = args.delay};
+    const QrVariant variant = args.variant == "2D" ? QrVariant::TwoD : args.variant == "1xP" ? QrVariant::OneRow : QrVariant::Auto;
+    const QrOptions opts{.lookahead = args.lookahead, .delay = args.delay, .variant = variant};
     Traffic tr;
     std::int64_t extra = 0;
     std::vector<T> tau;
@@ -109,7 +111,8 @@ void run_geqrf(const GeqrfArgs& args, int p, int q) {
     nlohmann::ordered_json j = {
         {"bench", "geqrf"}, {"type", args.type}, {"m", m}, {"n", n}, {"nb", nb},
         {"grid", std::to_string(p) + "x" + std::to_string(q)}, {"lookahead", args.lookahead},
-        {"delay", geqrf_delay(a.layout(), opts)},
+        {"variant", to_string(geqrf_variant(a.layout(), opts, sizeof(T)))},
+        {"delay", geqrf_delay(a.layout(), opts, sizeof(T))},
         {"ranks", grid.comm().size()}, {"threads", args.threads}, {"threads_from", args.threads_from},
         {"runs", args.count_only ? 1 : args.runs},
         {"words_max", max_over_ranks(tr.words(), comm)}, {"words_model_max", max_over_ranks(model.words, comm)},
@@ -169,6 +172,9 @@ void add_geqrf_command(CLI::App& app) {
     cmd->add_option("--runs", args->runs, "reported runs (after one warm-up)")->check(CLI::PositiveNumber)->capture_default_str();
     cmd->add_option("--threads", args->threads, "OpenMP threads per rank (default: OpenMP's max)")->check(CLI::NonNegativeNumber);
     cmd->add_option("--lookahead", args->lookahead, "0 or 1")->capture_default_str();
+    cmd->add_option("--variant", args->variant, "auto, 2D (the user's grid) or 1xP (a p x 1 grid's matrix on the 1 x p grid of its ranks)")
+        ->check(CLI::IsMember({"auto", "2D", "1xP"}))
+        ->capture_default_str();
     cmd->add_option("--delay", args->delay, "one process row: panels per delayed trailing update (0: the planner's)")
         ->check(CLI::NonNegativeNumber)
         ->capture_default_str();

@@ -1,7 +1,8 @@
 #pragma once
 // cala::geqrf, cala::ormqr: Householder QR with TSQR panels (CAQR) and applying its Q.
 //
-// cala::geqrf -> right-looking panel loop: TSQR down the process column (local LAPACK geqrf on
+// cala::geqrf -> plan (the user's grid; a p x 1 grid's matrix on the 1 x p grid of its ranks)
+//   -> right-looking panel loop: TSQR down the process column (local LAPACK geqrf on
 //   each rank's rows, a reduction tree over the process rows), the Householder vectors rebuilt
 //   from TSQR's Q (Ballard et al.) so that the output is LAPACK's and ScaLAPACK's (R on and above
 //   the diagonal, V below it, TAU), the panel's V broadcast along the process row, the trailing
@@ -24,6 +25,18 @@
 
 namespace cala {
 
+/// The QR algorithm.
+enum class QrVariant {
+    Auto,  ///< the planner's choice: OneRow on a p x 1 grid (p > 1) where the copy fits, else TwoD
+    TwoD,  ///< CAQR on the user's grid (TSQR panels down the process columns)
+    /// A p x 1 grid's matrix redistributed onto the 1 x p grid of the same ranks (the same
+    /// blocks), factored there (each panel one rank's LAPACK geqrf while the others update, with
+    /// the delayed updates) and redistributed back. Counted in the traffic and the model. On
+    /// other grids, the same as TwoD. docs/qr.md.
+    OneRow,
+};
+const char* to_string(QrVariant v) noexcept;
+
 struct QrOptions {
     /// 1: panel l+1 is factored while the trailing update of step l runs; 0: one step at a time.
     int lookahead = 1;
@@ -34,6 +47,10 @@ struct QrOptions {
     /// traffic does not change. Ignored on p > 1, where each panel's W is summed down the process
     /// column. docs/qr.md.
     int delay = 0;
+    QrVariant variant = QrVariant::Auto;
+    /// Hard limit on the workspace per rank in bytes (the planner's OneRow copy); 0 reads
+    /// CALA_MAX_MEMORY_MB (no limit if unset).
+    std::int64_t memory_limit_bytes = 0;
 };
 
 /// QR factorization A = Q·R of the m x n matrix A: R overwrites the upper trapezoid, the
@@ -58,9 +75,11 @@ template <class T>
 void ormqr(Side side, Op op, const MatrixRef<T>& a, const std::vector<T>& tau, const MatrixRef<T>& c,
            const QrOptions& opts = {});
 
-/// Panels per group of delayed trailing updates cala::geqrf uses on a matrix of this layout
-/// (QrOptions::delay resolved: 1 on p > 1).
-int geqrf_delay(const BlockCyclic& a, const QrOptions& opts);
+/// The variant cala::geqrf runs on a matrix of this layout (Auto resolved: TwoD or OneRow), and
+/// the panels per group of delayed trailing updates it uses (QrOptions::delay resolved on the
+/// layout it factors: 1 on p > 1). The same on every rank.
+QrVariant geqrf_variant(const BlockCyclic& a, const QrOptions& opts, std::size_t elem_size);
+int geqrf_delay(const BlockCyclic& a, const QrOptions& opts, std::size_t elem_size);
 
 /// Exact cost of cala::geqrf on process (row, col) of the grid.
 Cost geqrf_cost(const BlockCyclic& a, const QrOptions& opts, int row, int col, std::size_t elem_size,

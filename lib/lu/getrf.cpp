@@ -1,5 +1,5 @@
 // cala::getrf -> checks, argument agreement, plan (lu_plan) -> getrf_engine (2D CALU on the user's grid), or
-//   for a p x 1 grid redistribute_placed onto the 1 x p grid of its ranks -> getrf_engine there -> back
+//   for a p x 1 grid on_one_row (the matrix on the 1 x p grid of its ranks) -> getrf_engine there -> back
 // cala::getrs -> checks -> the interchanges (exchange_rows, step by step) -> cala::trsm twice
 
 #include <cstdint>
@@ -8,10 +8,10 @@
 #include "cala/cholesky.hpp"
 #include "cala/lu.hpp"
 #include "core/check.hpp"
-#include "core/workspace.hpp"
 #include "gemm/driver.hpp"
 #include "lu/engine.hpp"
 #include "lu/plan.hpp"
+#include "matrix/one_row.hpp"
 #include "matrix/redistribute_impl.hpp"
 
 namespace cala {
@@ -111,17 +111,9 @@ index_t getrf(const MatrixRef<T>& a, std::vector<index_t>& ipiv, const LuOptions
     a.grid().comm().agree(err, fp, "getrf");
     if (!plan.convert()) return getrf_engine(lu_args(a.grid(), a.layout(), opts), a.data(), a.ld(), ipiv);
     // OneRow: the 1 x p grid of the same ranks (rank r, process row r here, is its column r).
-    const Grid3D& g3 = grid3d_for(a.grid(), Shape3{1, a.grid().p(), 1});
-    const Grid2D& wg = g3.layer_grid();
-    const index_t mloc = plan.work.rows.local_size(0), nloc = plan.work.cols.local_size(wg.col());
-    const index_t ld = std::max<index_t>(1, mloc);
-    Buffer<T> store(mloc * nloc);
-    const Placement user = placement_of(a.grid(), a.layout()), work = placement_of(wg, plan.work);
-    redistribute_placed(Op::N, g3.comm(), user, a.data(), a.ld(), work, store.data(), ld, false, T(0));
-    const index_t info = getrf_engine(lu_args(wg, plan.work, opts), store.data(), ld, ipiv);
-    redistribute_placed(Op::N, g3.comm(), work, static_cast<const T*>(store.data()), ld, user, a.data(), a.ld(), false,
-                        T(0));
-    return info;
+    return on_one_row(a, grid3d_for(a.grid(), Shape3{1, a.grid().p(), 1}), plan.work, [&](const MatrixRef<T>& w) {
+        return getrf_engine(lu_args(w.grid(), w.layout(), opts), w.data(), w.ld(), ipiv);
+    });
 }
 
 template <class T>

@@ -6,7 +6,6 @@
 // process row.
 
 #include <algorithm>
-#include <cstdlib>
 #include <span>
 #include <string>
 
@@ -16,8 +15,7 @@
 #include "core/check.hpp"
 #include "lu/geometry.hpp"
 #include "lu/plan.hpp"
-#include "matrix/redist_plan.hpp"
-#include "model/costs.hpp"
+#include "model/one_row.hpp"
 #include "model/check.hpp"
 
 namespace cala {
@@ -201,19 +199,11 @@ namespace detail {
 LuPlan lu_plan(const BlockCyclic& a, const LuOptions& o, std::size_t elem_size) {
     LuPlan pl;
     pl.work = a;
-    if (o.variant == LuVariant::TwoD || a.q() != 1 || a.p() == 1 || a.m() == 0 || a.n() == 0) return pl;
-    const BlockCyclic w(a.m(), a.n(), a.rows.nb, a.cols.nb, 1, a.p());
-    if (o.variant == LuVariant::Auto) {
-        // The copy, and what the redistributions pack and receive: at most 3 local shares.
-        std::int64_t limit = o.memory_limit_bytes;
-        if (limit == 0)
-            if (const char* e = std::getenv("CALA_MAX_MEMORY_MB")) limit = static_cast<std::int64_t>(std::atof(e) * 1048576.0);
-        index_t most = 0;
-        for (int c = 0; c < w.q(); ++c) most = std::max(most, w.cols.local_size(c));
-        if (limit > 0 && 3 * most * w.m() * static_cast<std::int64_t>(elem_size) > limit) return pl;
+    if (o.variant == LuVariant::TwoD) return pl;
+    if (const auto w = one_row_layout(a, o.variant == LuVariant::OneRow, o.memory_limit_bytes, elem_size)) {
+        pl.variant = LuVariant::OneRow;
+        pl.work = *w;
     }
-    pl.variant = LuVariant::OneRow;
-    pl.work = w;
     return pl;
 }
 
@@ -233,23 +223,9 @@ Cost getrf_cost(const BlockCyclic& a, const LuOptions& opts, int row, int col, s
     detail::throw_if(ipiv_error("getrf_cost", ipiv, a.m(), std::min(a.m(), a.n())));
     const detail::LuPlan plan = detail::lu_plan(a, opts, elem_size);
     if (!plan.convert()) return engine_cost(a, opts, row, col, elem_size, is_complex, ipiv);
-    // OneRow: process row `row` is rank `row` and process column `row` of the 1 x p grid. Both
-    // redistributions, then the engine there; the workspace is the copy plus the larger of the
-    // redistributions' buffers and the engine's.
-    const int rank = row;
-    const detail::Placement user = detail::user_placement(a, GridOrder::RowMajor);
-    const detail::Placement work = detail::user_placement(plan.work, GridOrder::RowMajor);
-    const auto in = detail::redist_traffic(detail::RedistGeometry(Op::N, a, plan.work), user, work, rank);
-    const auto out = detail::redist_traffic(detail::RedistGeometry(Op::N, plan.work, a), work, user, rank);
-    Cost c = engine_cost(plan.work, opts, 0, rank, elem_size, is_complex, ipiv);
-    c.words += in.words + out.words;
-    c.words_recv += in.recv_others + out.recv_others;
-    c.msgs += in.msgs + out.msgs;
-    const auto es = static_cast<std::int64_t>(elem_size);
-    const std::int64_t store = plan.work.rows.local_size(0) * plan.work.cols.local_size(rank) * es;
-    const std::int64_t redist = std::max(in.send_total + in.recv_others, out.send_total + out.recv_others) * es;
-    c.extra_bytes = store + std::max(redist, c.extra_bytes);
-    return c;
+    // OneRow: process row `row` is process column `row` of the 1 x p grid.
+    return detail::with_one_row(engine_cost(plan.work, opts, 0, row, elem_size, is_complex, ipiv),
+                                detail::one_row_cost(a, plan.work, row, elem_size));
 }
 
 Cost getrs_cost(Op op, const BlockCyclic& a, const BlockCyclic& b, int row, int col, std::size_t elem_size,

@@ -17,6 +17,7 @@
 
 #include "cala/qr.hpp"
 #include "model/check.hpp"
+#include "model/one_row.hpp"
 #include "qr/geometry.hpp"
 #include "qr/model.hpp"
 
@@ -84,8 +85,25 @@ Cost ormqr_right_cost(Op op, const BlockCyclic& a, const BlockCyclic& c, index_t
 }  // namespace
 }  // namespace detail
 
-int geqrf_delay(const BlockCyclic& a, const QrOptions& opts) {
-    return detail::qr_delay(detail::QrGeom{a.rows, a.cols, std::min(a.m(), a.n())}, opts.delay);
+detail::QrPlan detail::qr_plan(const BlockCyclic& a, const QrOptions& o, std::size_t elem_size) {
+    QrPlan pl;
+    pl.work = a;
+    if (o.variant == QrVariant::TwoD) return pl;
+    if (const auto w = one_row_layout(a, o.variant == QrVariant::OneRow, o.memory_limit_bytes, elem_size)) {
+        pl.variant = QrVariant::OneRow;
+        pl.work = *w;
+    }
+    return pl;
+}
+
+QrVariant geqrf_variant(const BlockCyclic& a, const QrOptions& opts, std::size_t elem_size) {
+    detail::check_aligned("geqrf_variant", a);
+    return detail::qr_plan(a, opts, elem_size).variant;
+}
+
+int geqrf_delay(const BlockCyclic& a, const QrOptions& opts, std::size_t elem_size) {
+    const BlockCyclic w = detail::qr_plan(a, opts, elem_size).work;
+    return detail::qr_delay(detail::QrGeom{w.rows, w.cols, std::min(w.m(), w.n())}, opts.delay);
 }
 
 Cost geqrf_cost(const BlockCyclic& a, const QrOptions& opts, int row, int col, std::size_t elem_size,
@@ -93,12 +111,31 @@ Cost geqrf_cost(const BlockCyclic& a, const QrOptions& opts, int row, int col, s
     return detail::geqrf_cost_gathered(a, opts, row, col, elem_size, is_complex, {});
 }
 
+namespace {
+
+Cost engine_cost(const BlockCyclic& a, const QrOptions& opts, int row, int col, std::size_t elem_size, bool is_complex,
+                 const std::vector<index_t>& gathered);
+
+}  // namespace
+
 Cost detail::geqrf_cost_gathered(const BlockCyclic& a, const QrOptions& opts, int row, int col, std::size_t elem_size,
                                  bool is_complex, const std::vector<index_t>& gathered) {
     detail::check_process("geqrf_cost", a, row, col);
     detail::check_aligned("geqrf_cost", a);
     detail::check_at_least("geqrf_cost", "lookahead", opts.lookahead, 0);
     detail::check_at_least("geqrf_cost", "delay", opts.delay, 0);
+    detail::check_at_least("geqrf_cost", "memory_limit_bytes", opts.memory_limit_bytes, 0);
+    const QrPlan plan = qr_plan(a, opts, elem_size);
+    if (!plan.convert()) return engine_cost(a, opts, row, col, elem_size, is_complex, gathered);
+    // OneRow: process row `row` is process column `row` of the 1 x p grid, one process row there.
+    return with_one_row(engine_cost(plan.work, opts, 0, row, elem_size, is_complex, {}),
+                        one_row_cost(a, plan.work, row, elem_size));
+}
+
+namespace {
+
+Cost engine_cost(const BlockCyclic& a, const QrOptions& opts, int row, int col, std::size_t elem_size, bool is_complex,
+                 const std::vector<index_t>& gathered) {
     const index_t k = std::min(a.m(), a.n());
     detail::Tally t;
     if (k == 0) return t.c;
@@ -168,6 +205,8 @@ Cost detail::geqrf_cost_gathered(const BlockCyclic& a, const QrOptions& opts, in
     t.c.extra_bytes = (detail::qr_work(g, r, c, d).total() + gather_mem) * static_cast<std::int64_t>(elem_size);
     return t.c;
 }
+
+}  // namespace
 
 Cost ormqr_cost(Side side, Op op, const BlockCyclic& a, const BlockCyclic& c, index_t k, const QrOptions& opts,
                 int row, int col, std::size_t elem_size, bool is_complex) {

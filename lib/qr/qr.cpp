@@ -1,4 +1,5 @@
-// cala::geqrf -> checks, agreement -> geqrf_engine (engine.cpp: panels by panel.cpp, TSQR and
+// cala::geqrf -> checks, agreement, plan (qr_plan: the user's grid, or on_one_row for a p x 1 grid)
+//   -> geqrf_engine (engine.cpp: panels by panel.cpp, TSQR and
 //   the reconstruction) -> tau summed over the grid from the panels' roots
 // cala::ormqr -> checks, agreement -> ormqr_left_engine (engine.cpp) | ormqr_right_engine
 //   (ormqr_right.cpp: V gathered along C's columns)
@@ -7,10 +8,21 @@
 
 #include "cala/qr.hpp"
 #include "core/check.hpp"
+#include "gemm/driver.hpp"
+#include "matrix/one_row.hpp"
 #include "matrix/redistribute_impl.hpp"
 #include "qr/engine.hpp"
+#include "qr/model.hpp"
 
 namespace cala {
+
+const char* to_string(QrVariant v) noexcept {
+    switch (v) {
+        case QrVariant::TwoD: return "2D";
+        case QrVariant::OneRow: return "1xP";
+        default: return "auto";
+    }
+}
 
 namespace detail {
 namespace {
@@ -33,6 +45,10 @@ std::string check_geqrf(const MatrixRef<T>& a, const QrOptions& o) {
     if (e.empty()) e = aligned_error("geqrf", "A", a.layout());
     if (e.empty() && o.lookahead < 0) e = cat("geqrf: lookahead must be >= 0, got ", o.lookahead);
     if (e.empty() && o.delay < 0) e = cat("geqrf: delay must be >= 0, got ", o.delay);
+    if (e.empty() && (o.variant < QrVariant::Auto || o.variant > QrVariant::OneRow))
+        e = cat("geqrf: variant is ", static_cast<int>(o.variant), ", not a QrVariant");
+    if (e.empty() && o.memory_limit_bytes < 0)
+        e = cat("geqrf: memory_limit_bytes must be >= 0, got ", o.memory_limit_bytes);
     return e;
 }
 
@@ -82,19 +98,33 @@ void geqrf(const MatrixRef<T>& a, std::vector<T>& tau, const QrOptions& opts) {
     const Grid2D& grid = a.grid();
     const std::string err = detail::check_geqrf(a, opts);
     std::uint64_t fp = 0;
+    detail::QrPlan plan;
     if (err.empty()) {
+        plan = detail::qr_plan(a.layout(), opts, sizeof(T));
         fp = detail::fingerprint(0x51a7, a.layout());
-        const std::int64_t la[] = {opts.lookahead, opts.delay};
-        fp = detail::fingerprint(fp, la, sizeof la);
+        // The plan too: CALA_MAX_MEMORY_MB may differ between ranks.
+        const std::int64_t o[] = {opts.lookahead, opts.delay, static_cast<std::int64_t>(opts.variant),
+                                  opts.memory_limit_bytes, static_cast<std::int64_t>(plan.variant)};
+        fp = detail::fingerprint(fp, o, sizeof o);
     }
     grid.comm().agree(err, fp, "geqrf");
     const index_t k = std::min(a.m(), a.n());
     tau.assign(static_cast<std::size_t>(k), T(0));
     if (k == 0) return;
-    const detail::QrGeom g{a.layout().rows, a.layout().cols, k};
-    detail::geqrf_engine(g, grid.row(), grid.col(), grid.row_comm(), grid.col_comm(), a.data(), a.ld(), tau.data(),
-                         opts.lookahead, opts.delay);
-    if (grid.comm().size() > 1) grid.comm().iallreduce_sum(tau.data(), k).wait();
+    auto run = [&](const MatrixRef<T>& w) {
+        const Grid2D& g = w.grid();
+        const detail::QrGeom geom{w.layout().rows, w.layout().cols, k};
+        detail::geqrf_engine(geom, g.row(), g.col(), g.row_comm(), g.col_comm(), w.data(), w.ld(), tau.data(),
+                             opts.lookahead, opts.delay);
+        if (g.comm().size() > 1) g.comm().iallreduce_sum(tau.data(), k).wait();
+        return 0;
+    };
+    if (!plan.convert()) {
+        run(a);
+        return;
+    }
+    // OneRow: the 1 x p grid of the same ranks (rank r, process row r here, is its column r).
+    detail::on_one_row(a, detail::grid3d_for(grid, detail::Shape3{1, grid.p(), 1}), plan.work, run);
 }
 
 template <class T>

@@ -112,14 +112,17 @@ void pgeqrf(const Args<T>& x) {
     // 4. The work: cala::geqrf in place on the caller's local array, then TAU and WORK(1).
     const MatrixRef<T> av = view(*grid, *sa, x.a);
     if (c.speaker()) {
-        std::string model;
+        std::string model, how = "TSQR panels, Householder reconstruction";
         try {
             const Cost cost = geqrf_cost(av.layout(), QrOptions{}, 0, 0, sizeof(T), is_complex_v<T>);
             model = cat(" words/rank(0,0)=", cost.words, " msgs=", cost.msgs, " memory=", cost.extra_bytes);
+            if (geqrf_variant(av.layout(), QrOptions{}, sizeof(T)) == QrVariant::OneRow)
+                how = "on the 1 x p grid of the ranks";
+            how = cat(how, ", delay ", geqrf_delay(av.layout(), QrOptions{}, sizeof(T)));
         } catch (const std::exception& e) {
             model = cat(" (no model: ", e.what(), ")");
         }
-        say(cat(c.head, "cala: geqrf (TSQR panels, Householder reconstruction, lookahead 1) nb=", nb, model));
+        say(cat(c.head, "cala: geqrf (", how, ", lookahead 1) nb=", nb, model));
     }
     cala_or_scalapack(
         c.rout, c.g,

@@ -33,14 +33,22 @@ const test::QrCase kCases[] = {
     {45, 17, 6, 0, 0, 7, 13},
 };
 
+// On p x 1 the planner moves the matrix onto one process row (QrVariant::OneRow): TwoD there too,
+// so that the TSQR panels are run.
+std::vector<QrVariant> variants(const Grid2D& grid) {
+    if (grid.q() == 1 && grid.p() > 1) return {QrVariant::Auto, QrVariant::TwoD};
+    return {QrVariant::Auto};
+}
+
 }  // namespace
 
 TEST_CASE_TEMPLATE("geqrf is LAPACK's factorization and ormqr applies its Q", T, float, double,
                    std::complex<float>, std::complex<double>) {
     const Comm world = Comm::borrow(MPI_COMM_WORLD);
     for (const Grid2D& grid : grids_of(world))
-        for (int la : {1, 0})
-            for (const test::QrCase& c : kCases) test::run_qr_case<T>(grid, c, {.lookahead = la});
+        for (QrVariant v : variants(grid))
+            for (int la : {1, 0})
+                for (const test::QrCase& c : kCases) test::run_qr_case<T>(grid, c, {.lookahead = la, .variant = v});
 }
 
 TEST_CASE_TEMPLATE("geqrf with delayed trailing updates on one process row: every group size", T, double,
@@ -58,21 +66,44 @@ TEST_CASE_TEMPLATE("geqrf with delayed trailing updates on one process row: ever
             }
 }
 
+TEST_CASE("the QR plan: OneRow on p x 1 where the copy fits, TwoD elsewhere") {
+    const Comm world = Comm::borrow(MPI_COMM_WORLD);
+    const int np = world.size();
+    const BlockCyclic col(100, 80, 8, 8, np, 1), row(100, 80, 8, 8, 1, np);
+    const std::size_t e = sizeof(double);
+    const QrVariant expect = np > 1 ? QrVariant::OneRow : QrVariant::TwoD;
+    CHECK(geqrf_variant(col, {}, e) == expect);
+    CHECK(geqrf_variant(col, {.variant = QrVariant::TwoD}, e) == QrVariant::TwoD);
+    CHECK(geqrf_variant(col, {.memory_limit_bytes = 1000}, e) == QrVariant::TwoD);  // the copy does not fit
+    CHECK(geqrf_variant(col, {.variant = QrVariant::OneRow, .memory_limit_bytes = 1000}, e) == expect);
+    CHECK(geqrf_variant(row, {.variant = QrVariant::OneRow}, e) == QrVariant::TwoD);
+    // The delayed updates follow the layout factored: 128 / nb = 16 -> 4 panels a group on one row.
+    CHECK(geqrf_delay(col, {}, e) == 4);
+    CHECK(geqrf_delay(col, {.variant = QrVariant::TwoD}, e) == (np > 1 ? 1 : 4));
+    CHECK(std::string(to_string(QrVariant::OneRow)) == "1xP");
+    if (np > 1) {
+        const Grid2D grid(world, np, 1);
+        test::run_qr_case<double>(grid, {37, 23, 4, 0, 0, 0, 0}, {.memory_limit_bytes = 1000});
+        test::run_qr_case<double>(grid, {41, 17, 5, 1, 1, 2, 2}, {.variant = QrVariant::OneRow, .memory_limit_bytes = 1000});
+    }
+}
+
 TEST_CASE_TEMPLATE("geqrf on zero and repeated columns: LAPACK's tau = 0 on every grid", T, double,
                    std::complex<double>) {
     const Comm world = Comm::borrow(MPI_COMM_WORLD);
-    for (const Grid2D& grid : grids_of(world)) {
-        test::run_qr_case<T>(grid, {48, 12, 4, 0, 0, 0, 0, 3, 5, -1});
-        test::run_qr_case<T>(grid, {48, 12, 4, 0, 0, 0, 0, 3, -1, 6});
-        test::run_qr_case<T>(grid, {30, 30, 4, 0, 0, 0, 0, 3, 0, 9});
-        // Zero columns at a panel's first column and inside panels, sizes nb does not divide,
-        // a view, lookahead 0 and 1.
-        for (int la : {1, 0}) {
-            test::run_qr_case<T>(grid, {37, 23, 4, 0, 0, 0, 0, 3, 4, -1, 10}, {.lookahead = la});
-            test::run_qr_case<T>(grid, {41, 17, 5, 1, 1, 2, 2, 3, 0, -1, 7}, {.lookahead = la});
-            test::run_qr_case<T>(grid, {29, 29, 3, 0, 0, 0, 0, 3, 13, -1, 28}, {.lookahead = la});
+    for (const Grid2D& grid : grids_of(world))
+        for (QrVariant v : variants(grid)) {
+            test::run_qr_case<T>(grid, {48, 12, 4, 0, 0, 0, 0, 3, 5, -1}, {.variant = v});
+            test::run_qr_case<T>(grid, {48, 12, 4, 0, 0, 0, 0, 3, -1, 6}, {.variant = v});
+            test::run_qr_case<T>(grid, {30, 30, 4, 0, 0, 0, 0, 3, 0, 9}, {.variant = v});
+            // Zero columns at a panel's first column and inside panels, sizes nb does not divide,
+            // a view, lookahead 0 and 1.
+            for (int la : {1, 0}) {
+                test::run_qr_case<T>(grid, {37, 23, 4, 0, 0, 0, 0, 3, 4, -1, 10}, {.lookahead = la, .variant = v});
+                test::run_qr_case<T>(grid, {41, 17, 5, 1, 1, 2, 2, 3, 0, -1, 7}, {.lookahead = la, .variant = v});
+                test::run_qr_case<T>(grid, {29, 29, 3, 0, 0, 0, 0, 3, 13, -1, 28}, {.lookahead = la, .variant = v});
+            }
         }
-    }
 }
 
 TEST_CASE_TEMPLATE("geqrf and ormqr reject bad input on every rank before moving anything", T, double,
@@ -94,6 +125,9 @@ TEST_CASE_TEMPLATE("geqrf and ormqr reject bad input on every rank before moving
         const std::string e_ld = test::error_message([&] { geqrf(bad_ld, tau); });
         const std::string e_la = test::error_message([&] { geqrf(a.view(), tau, {.lookahead = -1}); });
         const std::string e_delay = test::error_message([&] { geqrf(a.view(), tau, {.delay = -2}); });
+        const std::string e_variant =
+            test::error_message([&] { geqrf(a.view(), tau, {.variant = static_cast<QrVariant>(9)}); });
+        const std::string e_limit = test::error_message([&] { geqrf(a.view(), tau, {.memory_limit_bytes = -1}); });
         std::vector<T> t12(12, T(0.5));
         std::vector<T> t13(13, T(0.5));
         DistMatrix<T> c(grid, 20, 3, 4, 4);
@@ -115,6 +149,8 @@ TEST_CASE_TEMPLATE("geqrf and ormqr reject bad input on every rank before moving
         CHECK(test::all_ranks(a.n_loc() == 0 || e_ld.find("leading dimension") != std::string::npos, grid));
         CHECK(test::all_ranks(e_la.find("lookahead") != std::string::npos, grid));
         CHECK(test::all_ranks(e_delay.find("delay must be >= 0") != std::string::npos, grid));
+        CHECK(test::all_ranks(e_variant.find("not a QrVariant") != std::string::npos, grid));
+        CHECK(test::all_ranks(e_limit.find("memory_limit_bytes must be >= 0") != std::string::npos, grid));
         CHECK(test::all_ranks(e_right.find("C has 3 columns (side Right)") != std::string::npos, grid));
         CHECK(test::all_ranks(e_k.find("13 reflectors") != std::string::npos, grid));
         CHECK(test::all_ranks(e_m.find("C has 19") != std::string::npos, grid));
