@@ -197,14 +197,8 @@ Cost engine_cost(const BlockCyclic& a, const LuOptions& opts, int row, int col, 
 namespace detail {
 
 LuPlan lu_plan(const BlockCyclic& a, const LuOptions& o, std::size_t elem_size) {
-    LuPlan pl;
-    pl.work = a;
-    if (o.variant == LuVariant::TwoD) return pl;
-    if (const auto w = one_row_layout(a, o.variant == LuVariant::OneRow, o.memory_limit_bytes, elem_size)) {
-        pl.variant = LuVariant::OneRow;
-        pl.work = *w;
-    }
-    return pl;
+    const auto [variant, work] = one_row_plan(a, o.variant, o.memory_limit_bytes, elem_size);
+    return LuPlan{variant, work};
 }
 
 }  // namespace detail

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <utility>
 
 #include "cala/layout.hpp"
 #include "cala/model.hpp"
@@ -17,6 +18,15 @@ namespace cala::detail {
 /// and the redistributions' buffers (3 local shares at most) fit `limit` bytes (0: reads
 /// CALA_MAX_MEMORY_MB; no limit if unset); nothing otherwise.
 std::optional<BlockCyclic> one_row_layout(const BlockCyclic& a, bool forced, std::int64_t limit, std::size_t elem_size);
+
+/// The plan of a factorization whose variant enum V has TwoD and OneRow: OneRow and the one-row
+/// layout where one_row_layout gives one (asked for, or Auto and the copy fits), else TwoD and `a`.
+template <class V>
+std::pair<V, BlockCyclic> one_row_plan(const BlockCyclic& a, V variant, std::int64_t limit, std::size_t elem_size) {
+    if (variant != V::TwoD)
+        if (const auto w = one_row_layout(a, variant == V::OneRow, limit, elem_size)) return {V::OneRow, *w};
+    return {V::TwoD, a};
+}
 
 /// What moving `a` (p x 1) onto `work` (its one_row_layout) and back adds on process row `row`:
 /// words and messages in `move`; the copy's bytes, and the larger of the two redistributions'

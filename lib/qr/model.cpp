@@ -86,14 +86,8 @@ Cost ormqr_right_cost(Op op, const BlockCyclic& a, const BlockCyclic& c, index_t
 }  // namespace detail
 
 detail::QrPlan detail::qr_plan(const BlockCyclic& a, const QrOptions& o, std::size_t elem_size) {
-    QrPlan pl;
-    pl.work = a;
-    if (o.variant == QrVariant::TwoD) return pl;
-    if (const auto w = one_row_layout(a, o.variant == QrVariant::OneRow, o.memory_limit_bytes, elem_size)) {
-        pl.variant = QrVariant::OneRow;
-        pl.work = *w;
-    }
-    return pl;
+    const auto [variant, work] = one_row_plan(a, o.variant, o.memory_limit_bytes, elem_size);
+    return QrPlan{variant, work};
 }
 
 QrVariant geqrf_variant(const BlockCyclic& a, const QrOptions& opts, std::size_t elem_size) {
