@@ -55,7 +55,7 @@ index_t pgetrf(const BlacsGrid& g, const MatrixRef<T>& a, std::vector<int>& ipiv
     const int m = static_cast<int>(a.m()), n = static_cast<int>(a.n()), one = 1;
     ipiv.assign(static_cast<std::size_t>(a.m_loc() + a.layout().rows.nb), 0);
     int info = 0;
-    kernels::set_threads(omp_get_max_threads());  // ScaLAPACK's BLAS is BLIS
+    kernels::set_threads(omp_get_max_threads());  // ScaLAPACK's BLAS, where libblas.so.3 is BLIS
     if constexpr (std::is_same_v<T, float>) psgetrf_(&m, &n, a.data(), &one, &one, da.data(), ipiv.data(), &info);
     else if constexpr (std::is_same_v<T, double>) pdgetrf_(&m, &n, a.data(), &one, &one, da.data(), ipiv.data(), &info);
     else if constexpr (std::is_same_v<T, std::complex<float>>) pcgetrf_(&m, &n, a.data(), &one, &one, da.data(), ipiv.data(), &info);

@@ -19,7 +19,7 @@ namespace {
 
 struct Machine {
     bool measured = false;
-    std::string arch, reason, method;
+    std::string arch, reason, method, library, library_reason;
     double peak = 0;
 };
 
@@ -67,6 +67,8 @@ void measure_machine(int threads, double seconds) {  // seconds: per width, all 
     m.arch = blas_kernel_name();  // a refused CALA_BLAS_ARCH throws here, on every rank
     const auto& load = kernels::load_choice();
     m.reason = load.choice.reason;
+    m.library = blas_library_name();  // a refused CALA_BLAS throws here, on every rank
+    m.library_reason = load.library.reason;
     const kernels::CpuInfo cpu = kernels::read_cpu_info();
     int ranks = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
@@ -102,6 +104,11 @@ nlohmann::ordered_json with_machine_fields(const nlohmann::ordered_json& line) {
     }
     out["blas_arch"] = m.arch;
     out["blas_arch_reason"] = m.reason;
+    out["blas_library"] = m.library;
+    out["blas_library_reason"] = m.library_reason;
+    // ScaLAPACK in this process binds the BLAS symbols of the BLIS cala links (scalapack_ref.cpp);
+    // with OpenBLAS for cala, CALA_BLAS=blis gives both the same kernels.
+    if (out.contains("scalapack_time_s")) out["scalapack_blas"] = "blis " + m.arch;
     out["peak_gflops"] = m.peak;
     out["peak_method"] = m.method;
     if (fraction && !out.contains("peak_fraction")) out["peak_fraction"] = rate / m.peak;

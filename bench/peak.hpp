@@ -6,6 +6,7 @@
 // CPU has it, 512-bit; the higher sum over ranks and threads, the best of 8 samples of 50 ms (a
 // sample slowed by other work is not the machine's peak). emit() adds to each line:
 //   blas_arch        the kernel set BLIS runs (bli_arch_query_id), blas_arch_reason cala's why
+//   blas_library     what runs cala's kernels ("blis <set>" or "openblas <core>"), blas_library_reason
 //   peak_gflops      that sum, peak_method how it was measured
 //   peak_fraction    the line's rate over peak_gflops (beside "efficiency", where there is a rate)
 

@@ -41,7 +41,7 @@ void pgeqrf(const BlacsGrid& g, const MatrixRef<T>& a, std::vector<T>& tau) {
         else if constexpr (std::is_same_v<T, std::complex<float>>) pcgeqrf_(&m, &n, a.data(), &one, &one, da.data(), tau.data(), work, &lwork, &info);
         else pzgeqrf_(&m, &n, a.data(), &one, &one, da.data(), tau.data(), work, &lwork, &info);
     };
-    cala::kernels::set_threads(omp_get_max_threads());  // ScaLAPACK's BLAS is BLIS
+    cala::kernels::set_threads(omp_get_max_threads());  // ScaLAPACK's BLAS, where libblas.so.3 is BLIS
     call(&q);
     lwork = std::max(1, static_cast<int>(std::real(q)));
     std::vector<T> work(static_cast<std::size_t>(lwork));

@@ -188,7 +188,7 @@ index_t ppotrf(const BlacsGrid& g, Uplo uplo, const MatrixRef<T>& a) {
     const int n = to_int(a.n(), "N"), one = 1;
     const char u = uplo_char(uplo);
     int info = 0;
-    cala::kernels::set_threads(omp_get_max_threads());  // ScaLAPACK's BLAS is BLIS (see pgemm)
+    cala::kernels::set_threads(omp_get_max_threads());  // ScaLAPACK's BLAS, where libblas.so.3 is BLIS (see pgemm)
     call_ppotrf<T>(&u, &n, a.data(), &one, da.data(), &info);
     if (info < 0) throw Error(cat("scalapack: p?potrf rejected argument ", -info));
     return info;

@@ -41,7 +41,7 @@ void psymm(const BlacsGrid& g, Side side, Uplo uplo, T alpha, const MatrixRef<T>
                dc = descriptor(g, c.layout(), c.ld());
     const int m = static_cast<int>(c.m()), n = static_cast<int>(c.n()), one = 1;
     const char s = side == Side::Left ? 'L' : 'R', u = uplo_char(uplo);
-    cala::kernels::set_threads(omp_get_max_threads());  // ScaLAPACK's BLAS is BLIS (see pgemm)
+    cala::kernels::set_threads(omp_get_max_threads());  // ScaLAPACK's BLAS, where libblas.so.3 is BLIS (see pgemm)
     if constexpr (std::is_same_v<T, float>) pssymm_(&s, &u, &m, &n, &alpha, a.data(), &one, &one, da.data(), b.data(), &one, &one, db.data(), &beta, c.data(), &one, &one, dc.data());
     else if constexpr (std::is_same_v<T, double>) pdsymm_(&s, &u, &m, &n, &alpha, a.data(), &one, &one, da.data(), b.data(), &one, &one, db.data(), &beta, c.data(), &one, &one, dc.data());
     else if constexpr (std::is_same_v<T, std::complex<float>>) pcsymm_(&s, &u, &m, &n, &alpha, a.data(), &one, &one, da.data(), b.data(), &one, &one, db.data(), &beta, c.data(), &one, &one, dc.data());

@@ -228,4 +228,40 @@ KernelChoice choose_kernel_set(const std::string& setting, const CpuInfo& cpu,
     return k;
 }
 
+LibraryChoice choose_blas_library(const std::string& setting, const KernelChoice& kernels,
+                                  const std::function<double()>& openblas_rate, const GemmRateFn& blis_rate) {
+    LibraryChoice l;
+    l.setting = setting.empty() ? "auto" : setting;
+    if (l.setting == "blis") {
+        l.reason = "CALA_BLAS=blis";
+        return l;
+    }
+    if (l.setting == "openblas") {
+        l.openblas = true;
+        l.reason = "CALA_BLAS=openblas";
+        return l;
+    }
+    if (l.setting != "auto") throw Error(detail::cat("CALA_BLAS=", l.setting, ": not auto, blis or openblas"));
+    if (kernels.setting != "auto" || kernels.name.empty()) {
+        l.reason = kernels.name.empty() ? "BLIS (its own kernel choice: no probe)"
+                                        : "BLIS (CALA_BLAS_ARCH=" + kernels.setting + " names its kernels)";
+        return l;
+    }
+    l.openblas_gflops = openblas_rate ? openblas_rate() : 0;
+    if (l.openblas_gflops <= 0) {
+        l.reason = "BLIS (no OpenBLAS to compare)";
+        return l;
+    }
+    l.blis_gflops = blis_rate ? blis_rate(kernels.name) : 0;
+    const std::string rates = "DGEMM OpenBLAS " + fmt_rate(l.openblas_gflops) + " GF/s, BLIS " + kernels.name + " " +
+                              fmt_rate(l.blis_gflops) + " GF/s a core";
+    if (l.blis_gflops <= 0) {
+        l.reason = "BLIS (its probe failed; " + rates + ")";
+        return l;
+    }
+    l.openblas = l.openblas_gflops > 1.03 * l.blis_gflops;
+    l.reason = (l.openblas ? "OpenBLAS, the faster DGEMM measured (" : "BLIS, OpenBLAS not faster by 3% (") + rates + ")";
+    return l;
+}
+
 }  // namespace cala::kernels

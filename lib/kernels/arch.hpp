@@ -79,6 +79,10 @@ struct ProbeShape {
 /// (the caller has more than one thread: no fork). Call it before MPI_Init and before threads.
 double probe_gemm_gflops(const std::string& set, const ProbeShape& shape = {});
 
+/// The same for the OpenBLAS at `path` (openblas.hpp): one core's DGEMM GFLOP/s on the same
+/// products, in a child process that loads it (OPENBLAS_NUM_THREADS=1); 0 when it does not load.
+double probe_openblas_gflops(const std::string& path, const ProbeShape& shape = {});
+
 /// Whether this BLIS has kernel set `name` and `cpu` has its instructions.
 bool kernel_set_runs_on(const std::string& name, const CpuInfo& cpu);
 
@@ -108,6 +112,25 @@ using GemmRateFn = std::function<double(const std::string& set)>;
 KernelChoice choose_kernel_set(const std::string& setting, const CpuInfo& cpu,
                                const std::function<FmaRates()>& rates, const GemmRateFn& gemm_rate = {});
 
+/// Which library runs cala's host kernels: BLIS (the kernel set above) or OpenBLAS (openblas.hpp).
+///   CALA_BLAS = auto (default) | blis | openblas
+///     auto: OpenBLAS when its DGEMM probe is faster than BLIS's on the chosen kernel set by more
+///           than 3% (both cached per CPU); BLIS when CALA_BLAS_ARCH names a set or keeps BLIS's
+///           own, when no set was chosen, or when a probe failed or OpenBLAS is not there
+///     blis, openblas: that library (openblas: an error if it does not load; BLIS then runs)
+struct LibraryChoice {
+    bool openblas = false;
+    std::string setting;  ///< CALA_BLAS as read
+    std::string reason;   ///< one line, for CALA_VERBOSE and cala-bench
+    double blis_gflops = 0, openblas_gflops = 0;  ///< the probe's rates (one core), when it ran
+};
+
+/// The choice for `setting` (CALA_BLAS; empty = auto) after the kernel choice `kernels`;
+/// `openblas_rate` and `blis_rate` are called only where auto needs them.
+/// @throws cala::Error for a setting other than auto, blis or openblas.
+LibraryChoice choose_blas_library(const std::string& setting, const KernelChoice& kernels,
+                                  const std::function<double()>& openblas_rate, const GemmRateFn& blis_rate);
+
 /// The kernel sets of this BLIS build that run on x86-64 (names as BLIS prints them).
 std::vector<std::string> kernel_set_names();
 
@@ -118,13 +141,16 @@ int kernel_set_id(const std::string& name);
 /// when CALA_BLAS_ARCH was refused (BLIS's own choice then stands).
 struct LoadChoice {
     KernelChoice choice;
+    LibraryChoice library;
+    std::string library_error;  ///< non-empty when CALA_BLAS was refused or OpenBLAS did not load
     std::string error;
     std::string blis_arch_type;  ///< BLIS_ARCH_TYPE as the library set it (or found it)
 };
 const LoadChoice& load_choice();
 
 /// Runs once, from libcala's constructor (lib/core/runtime.cpp), before any BLIS call: reads
-/// CALA_BLAS_ARCH, chooses and sets BLIS_ARCH_TYPE; under CALA_VERBOSE, one line on stderr from
+/// CALA_BLAS_ARCH, chooses and sets BLIS_ARCH_TYPE, then CALA_BLAS (and loads OpenBLAS when it is
+/// chosen); under CALA_VERBOSE, one line each on stderr from
 /// the process of MPI rank 0 (PMI_RANK) or a process outside MPI.
 void select_kernels_at_load();
 
@@ -136,6 +162,8 @@ std::string machine_cache_path();
 std::string machine_cache_get(const std::string& key);
 /// Whether the cache can be written (its folder exists or was made, and is writable).
 bool machine_cache_writable();
+/// The cache's key of the OpenBLAS probe's rate for the library at `path`.
+std::string openblas_cache_key(const std::string& path);
 /// Sets keys in the cache (written to a temporary file, then renamed: ranks may race).
 void machine_cache_put(const std::vector<std::pair<std::string, std::string>>& values);
 

@@ -14,12 +14,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <string>
 
 #include "cala/error.hpp"
 #include "cala/runtime.hpp"
 #include "kernels/arch.hpp"
+#include "kernels/openblas.hpp"
 
 namespace cala::kernels {
 
@@ -78,11 +80,10 @@ struct ProbeLock {
     }
 };
 
-// One core's DGEMM rate with kernel set `set`: from the cache, else probed under the lock (and
-// cached, a failure as 0: the FMA rule from then on). Where there is no cache to keep it in, no
-// probe: every process would pay for it (0.3 s a set).
-double cached_gemm_rate(const std::string& set, ProbeLock& lock) {
-    const std::string key = "dgemm_gflops_core_" + set;
+// A probed rate under `key`: from the cache, else `probe()` under the lock (and cached, a failure
+// as 0: the FMA rule, or BLIS, from then on). Where there is no cache to keep it in, no probe:
+// every process would pay for it (0.3 s a probe).
+double cached_rate(const std::string& key, ProbeLock& lock, const std::function<double()>& probe) {
     if (const std::string v = machine_cache_get(key); !v.empty()) return std::atof(v.c_str());
     if (!machine_cache_writable()) return 0;
     if (lock.fd < 0) {
@@ -94,9 +95,19 @@ double cached_gemm_rate(const std::string& set, ProbeLock& lock) {
         // Another process may have probed while this one waited.
         if (const std::string v = machine_cache_get(key); !v.empty()) return std::atof(v.c_str());
     }
-    const double r = probe_gemm_gflops(set);
+    const double r = probe();
     if (r >= 0) machine_cache_put({{key, std::to_string(r)}});
     return std::max(r, 0.0);
+}
+
+// One core's DGEMM rate with kernel set `set`.
+double cached_gemm_rate(const std::string& set, ProbeLock& lock) {
+    return cached_rate("dgemm_gflops_core_" + set, lock, [&set] { return probe_gemm_gflops(set); });
+}
+
+// One core's DGEMM rate of the OpenBLAS at `path` (0: not there).
+double cached_openblas_rate(const std::string& path, ProbeLock& lock) {
+    return cached_rate(openblas_cache_key(path), lock, [&path] { return probe_openblas_gflops(path); });
 }
 
 bool verbose_here() {
@@ -160,6 +171,10 @@ void machine_cache_put(const std::vector<std::pair<std::string, std::string>>& v
     if (std::rename(tmp.c_str(), path.c_str()) != 0) std::remove(tmp.c_str());
 }
 
+std::string openblas_cache_key(const std::string& path) {
+    return "dgemm_gflops_core_openblas_" + hash_hex(path).substr(0, 8);
+}
+
 const LoadChoice& load_choice() { return state(); }
 
 void select_kernels_at_load() {
@@ -172,8 +187,8 @@ void select_kernels_at_load() {
         blis_env = std::to_string(kernel_set_id(blis_env));
         setenv("BLIS_ARCH_TYPE", blis_env.c_str(), 1);
     }
+    ProbeLock lock;  // held, once taken, until every rate the choices need is in the cache
     try {
-        ProbeLock lock;  // held, once taken, until both sets' rates are in the cache
         s.choice = choose_kernel_set(env("CALA_BLAS_ARCH"), cpu, [&cpu] { return cached_rates(cpu); },
                                      [&lock](const std::string& set) { return cached_gemm_rate(set, lock); });
     } catch (const Error& e) {
@@ -188,11 +203,41 @@ void select_kernels_at_load() {
         setenv("BLIS_ARCH_TYPE", blis_env.c_str(), 1);
     }
     s.blis_arch_type = blis_env;
+    const std::string path = openblas_path();
+    try {
+        s.library = choose_blas_library(env("CALA_BLAS"), s.choice, [&] { return cached_openblas_rate(path, lock); },
+                                        [&lock](const std::string& set) { return cached_gemm_rate(set, lock); });
+    } catch (const Error& e) {
+        s.library_error = e.what();
+        s.library = LibraryChoice{};
+        s.library.setting = env("CALA_BLAS");
+        s.library.reason = "CALA_BLAS refused: BLIS";
+        std::fprintf(stderr, "cala: error: %s; BLIS runs\n", e.what());
+    }
+    if (s.library.openblas) {
+        std::string why;
+        if (const OpenBlas* ob = load_openblas(path, &why)) {
+            set_active_openblas(ob);
+        } else {  // auto probed it in a child, so only a forced choice can get here as a rule
+            s.library.openblas = false;
+            s.library.reason += "; " + path + " did not load: BLIS";
+            if (s.library.setting == "openblas") {
+                s.library_error = "CALA_BLAS=openblas: " + path + " did not load: " + why;
+                std::fprintf(stderr, "cala: error: %s; BLIS runs\n", s.library_error.c_str());
+            }
+        }
+    }
     if (verbose_here())
         std::fprintf(stderr, "cala: BLAS kernels %s: %s (CALA_BLAS_ARCH=%s, BLIS_ARCH_TYPE=%s; %s)\n",
                      s.choice.name.empty() ? "of BLIS's own choice" : s.choice.name.c_str(), s.choice.reason.c_str(),
                      s.choice.setting.c_str(), blis_env.empty() ? "unset" : blis_env.c_str(),
                      cpu.brand.empty() ? "unknown CPU" : cpu.brand.c_str());
+    if (verbose_here()) {
+        const OpenBlas* ob = active_openblas();
+        std::fprintf(stderr, "cala: BLAS library %s: %s (CALA_BLAS=%s)\n",
+                     ob ? ("OpenBLAS " + ob->core + ", " + ob->path).c_str() : "BLIS", s.library.reason.c_str(),
+                     s.library.setting.c_str());
+    }
 }
 
 }  // namespace cala::kernels
@@ -211,6 +256,12 @@ std::string blas_kernel_name() {
     if (const auto& e = kernels::load_choice().error; !e.empty()) throw Error(e);
     bli_init();  // idempotent; the arch query needs BLIS's kernel structure
     return bli_arch_string(bli_arch_query_id());
+}
+
+std::string blas_library_name() {
+    if (const auto& e = kernels::load_choice().library_error; !e.empty()) throw Error(e);
+    const kernels::OpenBlas* ob = kernels::active_openblas();
+    return ob ? "openblas " + ob->core : "blis " + blas_kernel_name();
 }
 
 }  // namespace cala

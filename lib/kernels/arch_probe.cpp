@@ -1,9 +1,11 @@
-// The DGEMM probe of a kernel set: one core's rate on a product of the shape cala's updates run,
-// measured in a child process, because BLIS fixes its kernel set at its first call
-// (BLIS_ARCH_TYPE, read once) and this process's BLIS must not have started yet.
+// The DGEMM probe of a kernel set (or of OpenBLAS): one core's rate on a product of the shape
+// cala's updates run, measured in a child process, because BLIS fixes its kernel set at its first
+// call (BLIS_ARCH_TYPE, read once) and this process's BLIS must not have started yet (nor
+// OpenBLAS be loaded: it may start threads).
 //
 //   parent (libcala's constructor, before any BLIS call)        child (fork)
-//     pipe, fork  ---------------------------------------------> BLIS_ARCH_TYPE=<set>, one thread
+//     pipe, fork  ---------------------------------------------> BLIS_ARCH_TYPE=<set> (or dlopen
+//                                                                 OpenBLAS), one thread
 //                                                                 2048 x 2048 x 256 and 8192 x 256 x 256,
 //                                                                 a warm-up + 3 runs
 //     read the median GF/s (or nothing: 0) <--------------------- write it, _exit (no atexit, no MPI)
@@ -15,6 +17,7 @@
 // thread does not fork at all and reads -1 (not cached).
 
 #include <blis.h>
+#include <omp.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/resource.h>
@@ -28,10 +31,12 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "kernels/arch.hpp"
+#include "kernels/openblas.hpp"
 
 namespace cala::kernels {
 
@@ -39,45 +44,65 @@ namespace {
 
 constexpr int kProbeTimeoutMs = 10000;  // a probe takes about 0.3 s
 
-// In the child: BLIS runs `id` (or the probe is void), GF/s of the median of the timed runs.
-// A: max(m, panel_m) x k; B: k x n; C: m x n, then panel_m x k (each at its own leading dimension).
-double child_rate(int id, const ProbeShape& s) {
-    bli_init();  // BLIS 0.9 aborts on an arch query before its init when BLIS_ARCH_TYPE is set
-    bli_thread_set_num_threads(1);
-    if (static_cast<int>(bli_arch_query_id()) != id) return 0;
+// The probe's products on `gemm` (one core): GF/s of the median of the timed runs, 0 if the
+// product is not finite. A: max(m, panel_m) x k; B: k x n; C: m x n, then panel_m x k (each at its
+// own leading dimension). gemm(m, n, k, a, lda, b, ldb, c, ldc) computes C := A·B.
+template <class Gemm>
+double time_products(const ProbeShape& s, Gemm gemm) {
     const long rows = std::max(s.m, s.panel_m);
     std::vector<double> a(static_cast<std::size_t>(rows * s.k)), b(static_cast<std::size_t>(s.k * s.n)),
         c(static_cast<std::size_t>(std::max(s.m * s.n, s.panel_m * s.k)), 0.0);
     for (std::size_t i = 0; i < a.size(); ++i) a[i] = 1.0 / static_cast<double>(1 + i % 97);
     for (std::size_t i = 0; i < b.size(); ++i) b[i] = 1.0 / static_cast<double>(1 + i % 89);
-    double one = 1, zero = 0;
     const double flops = 2.0 * static_cast<double>(s.m * s.n * s.k + s.panel_m * s.k * s.k);
     std::vector<double> t;
     for (int r = 0; r < 1 + s.runs; ++r) {
         const auto t0 = std::chrono::steady_clock::now();
-        bli_dgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, s.m, s.n, s.k, &one, a.data(), 1, rows, b.data(), 1, s.k,
-                  &zero, c.data(), 1, s.m);
-        if (s.panel_m > 0)  // a panel's update: tall, k columns of k
-            bli_dgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, s.panel_m, s.k, s.k, &one, a.data(), 1, rows, b.data(), 1,
-                      s.k, &zero, c.data(), 1, s.panel_m);
+        gemm(s.m, s.n, s.k, a.data(), rows, b.data(), s.k, c.data(), s.m);
+        if (s.panel_m > 0) gemm(s.panel_m, s.k, s.k, a.data(), rows, b.data(), s.k, c.data(), s.panel_m);  // a panel's update
         const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (r > 0) t.push_back(dt);  // the first run pays for BLIS's start and its packing buffers
+        if (r > 0) t.push_back(dt);  // the first run pays for the library's start and its packing buffers
     }
     std::sort(t.begin(), t.end());
     const double median = t[t.size() / 2];
     return median > 0 && c[0] == c[0] ? flops / median * 1e-9 : 0;
 }
 
+// In the child: BLIS runs `id` (or the probe is void).
+double blis_rate(int id, const ProbeShape& s) {
+    setenv("BLIS_ARCH_TYPE", std::to_string(id).c_str(), 1);
+    bli_init();  // BLIS 0.9 aborts on an arch query before its init when BLIS_ARCH_TYPE is set
+    bli_thread_set_num_threads(1);
+    if (static_cast<int>(bli_arch_query_id()) != id) return 0;
+    return time_products(s, [](long m, long n, long k, double* a, long lda, double* b, long ldb, double* c, long ldc) {
+        double one = 1, zero = 0;
+        bli_dgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, n, k, &one, a, 1, lda, b, 1, ldb, &zero, c, 1, ldc);
+    });
+}
+
+// In the child: the OpenBLAS at `path` on one thread (0 if it does not load).
+double openblas_rate(const std::string& path, const ProbeShape& s) {
+    setenv("OPENBLAS_NUM_THREADS", "1", 1);  // read when it loads: no thread pool
+    setenv("OMP_NUM_THREADS", "1", 1);
+    const OpenBlas* ob = load_openblas(path);  // (loaded before the fork, it is the parent's copy)
+    if (ob == nullptr) return 0;
+    if (ob->parallel == 2) omp_set_num_threads(1);  // its OpenMP build follows the caller's count
+    else if (ob->get_num_threads() != 1) return 0;  // a pool the fork did not copy: no call
+    return time_products(s, [ob](long m, long n, long k, double* a, long lda, double* b, long ldb, double* c, long ldc) {
+        ob->dgemm(cblas::col_major, cblas::no_trans, cblas::no_trans, int(m), int(n), int(k), 1.0, a, int(lda), b,
+                  int(ldb), 0.0, c, int(ldc));
+    });
+}
+
 // The child's whole life: quiet (no core file, nothing on the program's stderr), measure, write,
 // leave without running anything of the program's (no atexit, no destructors, no MPI).
-[[noreturn]] void child(int id, const ProbeShape& shape, int out) {
+[[noreturn]] void child(const std::function<double()>& measure, int out) {
     const rlimit no_core{0, 0};
     setrlimit(RLIMIT_CORE, &no_core);
     if (const int null = open("/dev/null", O_WRONLY); null >= 0) dup2(null, STDERR_FILENO), close(null);
     double r = 0;
     try {
-        setenv("BLIS_ARCH_TYPE", std::to_string(id).c_str(), 1);
-        r = child_rate(id, shape);
+        r = measure();
     } catch (...) {
         _exit(1);
     }
@@ -95,13 +120,13 @@ int thread_count() {
     return ec ? 0 : n;
 }
 
-}  // namespace
+bool valid(const ProbeShape& s) {
+    return s.m > 0 && s.n > 0 && s.k > 0 && s.n >= s.k && s.panel_m >= 0 && s.runs >= 1;
+}
 
-double probe_gemm_gflops(const std::string& set, const ProbeShape& shape) {
-    const int id = kernel_set_id(set);
-    if (id < 0 || !kernel_set_runs_on(set, read_cpu_info()) || shape.m <= 0 || shape.n <= 0 || shape.k <= 0 ||
-        shape.n < shape.k || shape.panel_m < 0 || shape.runs < 1)
-        return 0;
+// `measure` in a child process: its result, 0 if it failed or took too long, -1 if this process
+// has more than one thread (no fork).
+double in_child(const std::function<double()>& measure) {
     // Only a process of one thread forks: a lock another thread held at the fork would stay held
     // in the child forever (a library loaded by dlopen into a threaded program: the FMA rule).
     if (thread_count() != 1) return -1;
@@ -114,7 +139,7 @@ double probe_gemm_gflops(const std::string& set, const ProbeShape& shape) {
     }
     if (pid == 0) {
         close(fd[0]);
-        child(id, shape, fd[1]);
+        child(measure, fd[1]);
     }
     close(fd[1]);
     // A child that does not answer within the limit is killed (a stalled probe must not stall the
@@ -140,6 +165,19 @@ double probe_gemm_gflops(const std::string& set, const ProbeShape& shape) {
     }
     const bool ok = got == static_cast<ssize_t>(sizeof r) && WIFEXITED(status) && WEXITSTATUS(status) == 0;
     return ok && r > 0 ? r : 0;
+}
+
+}  // namespace
+
+double probe_gemm_gflops(const std::string& set, const ProbeShape& shape) {
+    const int id = kernel_set_id(set);
+    if (id < 0 || !kernel_set_runs_on(set, read_cpu_info()) || !valid(shape)) return 0;
+    return in_child([id, &shape] { return blis_rate(id, shape); });
+}
+
+double probe_openblas_gflops(const std::string& path, const ProbeShape& shape) {
+    if (path.empty() || !valid(shape)) return 0;
+    return in_child([&path, &shape] { return openblas_rate(path, shape); });
 }
 
 }  // namespace cala::kernels

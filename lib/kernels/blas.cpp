@@ -1,9 +1,13 @@
 #include "kernels/blas.hpp"
 
+#include "kernels/openblas.hpp"
+
 #include <blis.h>
 #include <omp.h>
 
 #include <algorithm>
+#include <climits>
+#include <initializer_list>
 #include <atomic>
 #include <complex>
 #include <cstdlib>
@@ -75,6 +79,87 @@ void blis_herk_ex(uplo_t u, trans_t t, dim_t n, dim_t k, R* alpha, T* a, inc_t l
     else bli_zherk_ex(u, t, n, k, alpha, a, 1, lda, beta, c, 1, ldc, nullptr, r);
 }
 
+// OpenBLAS for a call on `t` threads, or nullptr: BLIS runs it (openblas.hpp, "Threads"; and
+// sizes beyond OpenBLAS's 32-bit integers).
+const OpenBlas* openblas_for(int t, std::initializer_list<index_t> sizes) {
+    const OpenBlas* ob = active_openblas();
+    if (ob == nullptr) return nullptr;
+    for (index_t v : sizes)
+        if (v > INT_MAX) return nullptr;
+    const bool serves = ob->parallel == 2 ? t == 1 || !omp_in_parallel() : t == 1 && ob->get_num_threads() == 1;
+    if (!serves) return nullptr;
+    count_openblas_call();
+    return ob;
+}
+
+// Around a call of OpenBLAS's OpenMP build outside a parallel region: it runs
+// omp_get_max_threads() threads, so that is `t` for the call.
+class OmpThreads {
+public:
+    OmpThreads(const OpenBlas& ob, int t) {
+        if (ob.parallel == 2 && !omp_in_parallel() && omp_get_max_threads() != t)
+            saved_ = omp_get_max_threads(), omp_set_num_threads(t);
+    }
+    ~OmpThreads() {
+        if (saved_ > 0) omp_set_num_threads(saved_);
+    }
+    OmpThreads(const OmpThreads&) = delete;
+    OmpThreads& operator=(const OmpThreads&) = delete;
+
+private:
+    int saved_ = 0;
+};
+
+int ci(index_t v) { return static_cast<int>(v); }
+template <class T>
+int cb_trans(Op op) {
+    return op == Op::N ? cblas::no_trans : op == Op::T || !is_complex_v<T> ? cblas::trans : cblas::conj_trans;
+}
+int cb_uplo(bool lower) { return lower ? cblas::lower : cblas::upper; }
+int cb_side(bool left) { return left ? cblas::left : cblas::right; }
+int cb_diag(bool unit) { return unit ? cblas::unit : cblas::non_unit; }
+
+template <class T>
+void ob_gemm(const OpenBlas& ob, Op ta, Op tb, index_t m, index_t n, index_t k, T alpha, const T* a, index_t lda,
+             const T* b, index_t ldb, T beta, T* c, index_t ldc) {
+    const int o = cblas::col_major, x = cb_trans<T>(ta), y = cb_trans<T>(tb);
+    if constexpr (std::is_same_v<T, float>) ob.sgemm(o, x, y, ci(m), ci(n), ci(k), alpha, a, ci(lda), b, ci(ldb), beta, c, ci(ldc));
+    else if constexpr (std::is_same_v<T, double>) ob.dgemm(o, x, y, ci(m), ci(n), ci(k), alpha, a, ci(lda), b, ci(ldb), beta, c, ci(ldc));
+    else if constexpr (std::is_same_v<T, std::complex<float>>) ob.cgemm(o, x, y, ci(m), ci(n), ci(k), &alpha, a, ci(lda), b, ci(ldb), &beta, c, ci(ldc));
+    else ob.zgemm(o, x, y, ci(m), ci(n), ci(k), &alpha, a, ci(lda), b, ci(ldb), &beta, c, ci(ldc));
+}
+
+template <class T>
+void ob_trsm(const OpenBlas& ob, bool left, bool lower, Op op, bool unit, index_t m, index_t n, T alpha, const T* a,
+             index_t lda, T* b, index_t ldb) {
+    const int o = cblas::col_major, sd = cb_side(left), u = cb_uplo(lower), t = cb_trans<T>(op), d = cb_diag(unit);
+    if constexpr (std::is_same_v<T, float>) ob.strsm(o, sd, u, t, d, ci(m), ci(n), alpha, a, ci(lda), b, ci(ldb));
+    else if constexpr (std::is_same_v<T, double>) ob.dtrsm(o, sd, u, t, d, ci(m), ci(n), alpha, a, ci(lda), b, ci(ldb));
+    else if constexpr (std::is_same_v<T, std::complex<float>>) ob.ctrsm(o, sd, u, t, d, ci(m), ci(n), &alpha, a, ci(lda), b, ci(ldb));
+    else ob.ztrsm(o, sd, u, t, d, ci(m), ci(n), &alpha, a, ci(lda), b, ci(ldb));
+}
+
+template <class T>
+void ob_trmm(const OpenBlas& ob, bool left, bool lower, Op op, bool unit, index_t m, index_t n, T alpha, const T* a,
+             index_t lda, T* b, index_t ldb) {
+    const int o = cblas::col_major, sd = cb_side(left), u = cb_uplo(lower), t = cb_trans<T>(op), d = cb_diag(unit);
+    if constexpr (std::is_same_v<T, float>) ob.strmm(o, sd, u, t, d, ci(m), ci(n), alpha, a, ci(lda), b, ci(ldb));
+    else if constexpr (std::is_same_v<T, double>) ob.dtrmm(o, sd, u, t, d, ci(m), ci(n), alpha, a, ci(lda), b, ci(ldb));
+    else if constexpr (std::is_same_v<T, std::complex<float>>) ob.ctrmm(o, sd, u, t, d, ci(m), ci(n), &alpha, a, ci(lda), b, ci(ldb));
+    else ob.ztrmm(o, sd, u, t, d, ci(m), ci(n), &alpha, a, ci(lda), b, ci(ldb));
+}
+
+// syrk for real types, herk for complex ones (op N or C).
+template <class T>
+void ob_herk(const OpenBlas& ob, bool lower, Op op, index_t n, index_t k, real_t<T> alpha, const T* a, index_t lda,
+             real_t<T> beta, T* c, index_t ldc) {
+    const int o = cblas::col_major, u = cb_uplo(lower), t = cb_trans<T>(op);
+    if constexpr (std::is_same_v<T, float>) ob.ssyrk(o, u, t, ci(n), ci(k), alpha, a, ci(lda), beta, c, ci(ldc));
+    else if constexpr (std::is_same_v<T, double>) ob.dsyrk(o, u, t, ci(n), ci(k), alpha, a, ci(lda), beta, c, ci(ldc));
+    else if constexpr (std::is_same_v<T, std::complex<float>>) ob.cherk(o, u, t, ci(n), ci(k), alpha, a, ci(lda), beta, c, ci(ldc));
+    else ob.zherk(o, u, t, ci(n), ci(k), alpha, a, ci(lda), beta, c, ci(ldc));
+}
+
 }  // namespace
 
 extern "C" {
@@ -119,7 +204,13 @@ void gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a
     // Threads pay off only on products large enough to split; tiny ones stay on one core.
     const double mnk = double(m) * double(n) * double(k);
     const bool tiny = mnk < 64.0 * 64.0 * 64.0;
-    Rntm r(tiny ? 1 : threads());
+    const int t = tiny ? 1 : threads();
+    if (const OpenBlas* ob = openblas_for(t, {m, n, k, lda, ldb, ldc})) {  // one call: it packs as it likes
+        OmpThreads scope(*ob, t);
+        ob_gemm(*ob, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        return;
+    }
+    Rntm r(t);
     // BLIS 0.9 sends a product with m or n < 256 or k < 220 (zen3's thresholds) down its
     // small/unpacked path, which runs 2048 x 256 x 64 and 2048 x 64 x 256 at half the packed
     // rate (one core, zen3 kernels: 15-16 against 31-38 GF/s; nb = 64 updates are such shapes).
@@ -149,7 +240,13 @@ template <class T>
 void trsm(bool left, bool lower, Op op_a, bool unit, index_t m, index_t n, T alpha, const T* a, index_t lda,
           T* b, index_t ldb) {
     if (m == 0 || n == 0) return;
-    Rntm r(double(m) * double(n) * double(left ? m : n) < 64.0 * 64.0 * 64.0 ? 1 : threads());
+    const int t = double(m) * double(n) * double(left ? m : n) < 64.0 * 64.0 * 64.0 ? 1 : threads();
+    if (const OpenBlas* ob = openblas_for(t, {m, n, lda, ldb})) {
+        OmpThreads scope(*ob, t);
+        ob_trsm(*ob, left, lower, op_a, unit, m, n, alpha, a, lda, b, ldb);
+        return;
+    }
+    Rntm r(t);
     blis_trsm_ex(left ? BLIS_LEFT : BLIS_RIGHT, blis_uplo(lower), blis_trans(op_a),
                  unit ? BLIS_UNIT_DIAG : BLIS_NONUNIT_DIAG, m, n, bl(&alpha), bl(a), lda, bl(b), ldb, &r.r);
 }
@@ -172,7 +269,13 @@ void herk(bool lower, Op op_a, index_t n, index_t k, real_t<T> alpha, const T* a
             std::fill(c + i0 + j * ldc, c + i1 + j * ldc, T(0));
         }
     }
-    Rntm r(double(n) * double(n) * double(k) < 64.0 * 64.0 * 64.0 ? 1 : threads());
+    const int t = double(n) * double(n) * double(k) < 64.0 * 64.0 * 64.0 ? 1 : threads();
+    if (const OpenBlas* ob = openblas_for(t, {n, k, lda, ldc})) {
+        OmpThreads scope(*ob, t);
+        ob_herk(*ob, lower, op_a, n, k, alpha, a, lda, beta, c, ldc);
+        return;
+    }
+    Rntm r(t);
     using B = typename Blis<T>::type;
     // The real-arithmetic variant for real types is syrk, which takes a B-typed alpha.
     if constexpr (is_complex_v<T>) {
@@ -254,7 +357,13 @@ template <class T>
 void trmm_right_lower_ch(index_t m, index_t n, const T* inv, T* b, index_t ldb) {
     if (m == 0 || n == 0) return;
     T one = T(1);
-    Rntm r(double(m) * double(n) * double(n) < 64.0 * 64.0 * 64.0 ? 1 : threads());
+    const int t = double(m) * double(n) * double(n) < 64.0 * 64.0 * 64.0 ? 1 : threads();
+    if (const OpenBlas* ob = openblas_for(t, {m, n, ldb})) {
+        OmpThreads scope(*ob, t);
+        ob_trmm(*ob, false, true, Op::C, false, m, n, one, inv, n, b, ldb);
+        return;
+    }
+    Rntm r(t);
     blis_trmm_ex(BLIS_RIGHT, BLIS_LOWER, BLIS_CONJ_TRANSPOSE, BLIS_NONUNIT_DIAG, m, n, bl(&one), bl(inv), n, bl(b),
                  ldb, &r.r);
 }

@@ -20,6 +20,7 @@
 #include "cala/error.hpp"
 #include "cala/runtime.hpp"
 #include "kernels/arch.hpp"
+#include "kernels/openblas.hpp"
 
 using cala::kernels::choose_kernel_set;
 using cala::kernels::CpuInfo;
@@ -36,10 +37,22 @@ namespace {
         std::promise<void> stop;  // CALA_TEST_PROBE_THREAD: a second thread alive during the probe
         std::thread other;
         if (std::getenv("CALA_TEST_PROBE_THREAD")) other = std::thread([f = stop.get_future()]() mutable { f.wait(); });
-        const double rate = cala::kernels::probe_gemm_gflops(set, {256, 192, 64, 512, 2});
+        const std::string what = set;
+        const cala::kernels::ProbeShape small{256, 192, 64, 512, 2};
+        const double rate = what.rfind("openblas:", 0) == 0 ? cala::kernels::probe_openblas_gflops(what.substr(9), small)
+                                                            : cala::kernels::probe_gemm_gflops(what, small);
         stop.set_value();
         if (other.joinable()) other.join();
         std::printf("probe=%g\n", rate);
+        std::fflush(stdout);
+        _exit(0);
+    }
+    if (std::getenv("CALA_TEST_PRINT_LIBRARY")) {
+        try {
+            std::printf("library=%s\n", cala::blas_library_name().c_str());
+        } catch (const cala::Error& e) {
+            std::printf("refused=%s library=%s\n", e.what(), cala::kernels::active_openblas() ? "openblas" : "blis");
+        }
         std::fflush(stdout);
         _exit(0);
     }
@@ -102,7 +115,8 @@ std::string child(const std::string& env) {
     char self[4096] = {};
     const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     REQUIRE(n > 0);
-    const std::string cmd = "env -u CALA_BLAS_ARCH -u BLIS_ARCH_TYPE CALA_CACHE_DIR=" + child_cache_dir() +
+    const std::string cmd = "env -u CALA_BLAS_ARCH -u BLIS_ARCH_TYPE -u CALA_BLAS -u CALA_OPENBLAS CALA_CACHE_DIR=" +
+                            child_cache_dir() +
                             " CALA_TEST_PRINT_ARCH=1 " + env + " '" + self + "' 2>&1";
     FILE* p = popen(cmd.c_str(), "r");
     REQUIRE(p != nullptr);
@@ -354,6 +368,154 @@ TEST_CASE("the DGEMM probe: a rate in a child process for a set the CPU runs, 0 
     // A process of several threads does not fork (a lock held by another thread would stay held
     // in the child): 0, the FMA rule.
     CHECK(child("CALA_TEST_PROBE=generic CALA_TEST_PROBE_THREAD=1") == "probe=-1\n");
+    std::filesystem::remove_all(child_cache_dir());
+}
+
+// A BLIS choice as select_kernels_at_load makes it on an AVX2 CPU.
+cala::kernels::KernelChoice blis_choice(const std::string& name, const std::string& setting = "auto") {
+    cala::kernels::KernelChoice k;
+    k.name = name, k.setting = setting;
+    return k;
+}
+
+TEST_CASE("CALA_BLAS: OpenBLAS when its measured DGEMM is faster by more than 3%, else BLIS") {
+    using cala::kernels::choose_blas_library;
+    int asked = 0;
+    const auto rate = [&asked](double g) {
+        return [&asked, g] {
+            ++asked;
+            return g;
+        };
+    };
+    GemmMock blis{{{"zen3", 30.0}}};
+
+    const auto faster = choose_blas_library("auto", blis_choice("zen3"), rate(36.0), blis.fn());
+    const auto tie = choose_blas_library("", blis_choice("zen3"), rate(30.8), blis.fn());
+    const auto slower = choose_blas_library("auto", blis_choice("zen3"), rate(25.0), blis.fn());
+
+    CHECK(faster.openblas);
+    CHECK(faster.setting == "auto");
+    CHECK(faster.openblas_gflops == 36.0);
+    CHECK(faster.blis_gflops == 30.0);
+    CHECK(faster.reason.find("OpenBLAS, the faster DGEMM measured (DGEMM OpenBLAS 36.0 GF/s, BLIS zen3 30.0") !=
+          std::string::npos);
+    CHECK(!tie.openblas);
+    CHECK(tie.reason.find("not faster by 3%") != std::string::npos);
+    CHECK(!slower.openblas);
+    CHECK(asked == 3);
+    CHECK(blis.asked == std::vector<std::string>{"zen3", "zen3", "zen3"});
+}
+
+TEST_CASE("CALA_BLAS: no OpenBLAS, a failed probe, or BLIS kernels named by CALA_BLAS_ARCH keep BLIS") {
+    using cala::kernels::choose_blas_library;
+    int asked = 0;
+    const auto rate = [&asked](double g) {
+        return [&asked, g] {
+            ++asked;
+            return g;
+        };
+    };
+    GemmMock blis{{{"zen3", 30.0}}}, failed{};
+
+    const auto absent = choose_blas_library("auto", blis_choice("zen3"), rate(0.0), blis.fn());
+    const auto blis_failed = choose_blas_library("auto", blis_choice("zen3"), rate(50.0), failed.fn());
+    const auto named = choose_blas_library("auto", blis_choice("haswell", "haswell"), rate(50.0), blis.fn());
+    const auto keep = choose_blas_library("auto", blis_choice("", "keep"), rate(50.0), blis.fn());
+
+    CHECK(!absent.openblas);
+    CHECK(absent.reason.find("no OpenBLAS") != std::string::npos);
+    CHECK(blis.asked.empty());  // no OpenBLAS: BLIS's rate is not asked for
+    CHECK(!blis_failed.openblas);
+    CHECK(blis_failed.reason.find("probe failed") != std::string::npos);
+    CHECK(!named.openblas);
+    CHECK(named.reason.find("CALA_BLAS_ARCH=haswell") != std::string::npos);
+    CHECK(!keep.openblas);
+    CHECK(asked == 2);  // the named and kept BLIS kernels probe nothing
+}
+
+TEST_CASE("CALA_BLAS: blis and openblas force the library, anything else is a clear error") {
+    using cala::kernels::choose_blas_library;
+    bool asked = false;
+    const auto never = [&asked] {
+        asked = true;
+        return 99.0;
+    };
+    GemmMock blis{{{"zen3", 30.0}}};
+
+    CHECK(!choose_blas_library("blis", blis_choice("zen3"), never, blis.fn()).openblas);
+    CHECK(choose_blas_library("openblas", blis_choice("zen3"), never, blis.fn()).openblas);
+    CHECK(choose_blas_library("openblas", blis_choice("haswell", "haswell"), never, blis.fn()).openblas);
+    CHECK(!asked);
+    CHECK(blis.asked.empty());
+    CHECK_THROWS_WITH_AS(choose_blas_library("OpenBLAS", blis_choice("zen3"), never, blis.fn()),
+                         doctest::Contains("CALA_BLAS=OpenBLAS: not auto, blis or openblas"), cala::Error);
+}
+
+TEST_CASE("child processes: CALA_BLAS and the cached rates choose the library cala's kernels run on") {
+    const CpuInfo cpu = cala::kernels::read_cpu_info();
+    if (!cpu.has_avx2_fma()) return;  // auto compares the libraries on BLIS's AVX2 (or skx) kernels
+    std::string why;
+    const cala::kernels::OpenBlas* ob = cala::kernels::load_openblas(cala::kernels::openblas_path(), &why);
+    INFO("OpenBLAS (scripts/setup installs libopenblas0-openmp): ", why);
+    REQUIRE(ob != nullptr);
+    Mock one_unit{{50.0, 50.0}};
+    const FmaRates fma = cpu.has_avx512_skx() ? cala::kernels::measure_fma_rates(cpu) : FmaRates{};
+    // The children's own BLIS choice, from the same cached rates (skx and the AVX2 set tied: FMA rule).
+    seed_child_cache(fma, {{"skx", 0.0}, {choose_kernel_set("auto", cpu, one_unit.fn()).name, 0.0}});
+    std::string set = child("");  // "kernels=<set>\n"
+    REQUIRE(set.rfind("kernels=", 0) == 0);
+    set = set.substr(8, set.size() - 9);
+    const std::string key = cala::kernels::openblas_cache_key(cala::kernels::openblas_path()).substr(18);
+    const std::string openblas = "library=openblas " + ob->core + "\n", blis = "library=blis " + set + "\n";
+
+    seed_child_cache(fma, {{set, 30.0}, {key, 40.0}});
+    const std::string fast = child("CALA_TEST_PRINT_LIBRARY=1");
+    const std::string forced_blis = child("CALA_TEST_PRINT_LIBRARY=1 CALA_BLAS=blis");
+    const std::string named = child("CALA_TEST_PRINT_LIBRARY=1 CALA_BLAS_ARCH=" + set);
+    seed_child_cache(fma, {{set, 30.0}, {key, 30.5}});
+    const std::string tie = child("CALA_TEST_PRINT_LIBRARY=1");
+    const std::string forced = child("CALA_TEST_PRINT_LIBRARY=1 CALA_BLAS=openblas");
+    const std::string missing = child("CALA_TEST_PRINT_LIBRARY=1 CALA_BLAS=openblas CALA_OPENBLAS=/nonexistent/libx.so");
+    const std::string missing_auto = child("CALA_TEST_PRINT_LIBRARY=1 CALA_OPENBLAS=/nonexistent/libx.so");
+    const std::string bad = child("CALA_TEST_PRINT_LIBRARY=1 CALA_BLAS=mkl");
+
+    CHECK(fast == openblas);
+    CHECK(forced_blis == blis);
+    CHECK(named == blis);
+    CHECK(tie == blis);
+    CHECK(forced == openblas);
+    CHECK(missing.find("cala: error: CALA_BLAS=openblas: /nonexistent/libx.so did not load") != std::string::npos);
+    CHECK(missing.find("refused=CALA_BLAS=openblas") != std::string::npos);
+    CHECK(missing.find(" library=blis\n") != std::string::npos);
+    CHECK(missing_auto == blis);  // probed in a child (0: not there), no error
+    CHECK(bad.find("cala: error: CALA_BLAS=mkl: not auto, blis or openblas; BLIS runs") != std::string::npos);
+    CHECK(bad.find(" library=blis\n") != std::string::npos);
+    std::filesystem::remove_all(child_cache_dir());
+}
+
+TEST_CASE("the OpenBLAS probe: a rate in a child process, 0 for a library that is not there or no product") {
+    const std::string path = cala::kernels::openblas_path();
+    REQUIRE(cala::kernels::load_openblas(path) != nullptr);
+    Mock one_unit{{50.0, 50.0}};
+    const CpuInfo cpu = cala::kernels::read_cpu_info();
+    const std::string own = cpu.has_avx2_fma() ? choose_kernel_set("auto", cpu, one_unit.fn()).name : "generic";
+    seed_child_cache(one_unit.rates, {{"skx", 0.0}, {own, 0.0}, {cala::kernels::openblas_cache_key(path).substr(18), 0.0}});
+
+    const std::string here = child("CALA_TEST_PROBE=openblas:" + path);
+    const std::string absent = child("CALA_TEST_PROBE=openblas:/nonexistent/libx.so");
+    const std::string not_openblas = child("CALA_TEST_PROBE=openblas:libc.so.6");  // loads, but is no OpenBLAS
+    const std::string threaded = child("CALA_TEST_PROBE=openblas:" + path + " CALA_TEST_PROBE_THREAD=1");
+
+    REQUIRE(here.rfind("probe=", 0) == 0);
+    CHECK(std::atof(here.c_str() + 6) > 0);
+    CHECK(absent == "probe=0\n");
+    CHECK(not_openblas == "probe=0\n");
+    CHECK(threaded == "probe=-1\n");
+    CHECK(cala::kernels::probe_openblas_gflops(path, {16, 8, 16, 16, 2}) == 0);
+    CHECK(cala::kernels::probe_openblas_gflops("", {}) == 0);
+    std::string why;
+    CHECK(cala::kernels::load_openblas("libc.so.6", &why) == nullptr);
+    CHECK(why.find("has no openblas_get_config: not an OpenBLAS") != std::string::npos);
     std::filesystem::remove_all(child_cache_dir());
 }
 

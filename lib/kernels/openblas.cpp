@@ -1,0 +1,126 @@
+// OpenBLAS loaded apart: dlopen, its entry points, and which BLAS cala's kernels run on.
+
+#include "kernels/openblas.hpp"
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+
+namespace cala::kernels {
+
+namespace {
+
+std::atomic<const OpenBlas*> g_active{nullptr};
+std::atomic<std::uint64_t> g_calls{0};
+
+// Sets `name` for the duration of a scope, then puts back what was there.
+class EnvScope {
+public:
+    EnvScope(const char* name, const char* value) : name_(name) {
+        if (const char* v = std::getenv(name)) had_ = true, old_ = v;
+        setenv(name, value, 1);
+    }
+    ~EnvScope() {
+        if (had_) setenv(name_, old_.c_str(), 1);
+        else unsetenv(name_);
+    }
+    EnvScope(const EnvScope&) = delete;
+    EnvScope& operator=(const EnvScope&) = delete;
+
+private:
+    const char* name_;
+    bool had_ = false;
+    std::string old_;
+};
+
+template <class F>
+bool bind(void* h, const char* name, F*& f, std::string& missing) {
+    f = reinterpret_cast<F*>(dlsym(h, name));
+    if (f == nullptr && missing.empty()) missing = name;
+    return f != nullptr;
+}
+
+std::unique_ptr<OpenBlas> open_library(const std::string& path, std::string& why) {
+    // A library the program already has (its libblas.so.3 may be this OpenBLAS) is shared as it
+    // is; one cala loads first starts without a thread pool of its own (OpenMP's build ignores
+    // it: it follows omp_get_max_threads() per call).
+    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (h == nullptr) {
+        EnvScope one("OPENBLAS_NUM_THREADS", "1");
+        h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    }
+    if (h == nullptr) {
+        const char* e = dlerror();
+        why = e ? e : "dlopen failed";
+        return nullptr;
+    }
+    auto ob = std::make_unique<OpenBlas>();
+    ob->path = path;
+    std::string missing;
+    const char* (*config)() = nullptr;
+    const char* (*core)() = nullptr;
+    int (*parallel)() = nullptr;
+    bind(h, "openblas_get_config", config, missing);
+    bind(h, "openblas_get_corename", core, missing);
+    bind(h, "openblas_get_parallel", parallel, missing);
+    bind(h, "openblas_get_num_threads", ob->get_num_threads, missing);
+    bind(h, "cblas_sgemm", ob->sgemm, missing), bind(h, "cblas_dgemm", ob->dgemm, missing);
+    bind(h, "cblas_cgemm", ob->cgemm, missing), bind(h, "cblas_zgemm", ob->zgemm, missing);
+    bind(h, "cblas_strsm", ob->strsm, missing), bind(h, "cblas_dtrsm", ob->dtrsm, missing);
+    bind(h, "cblas_ctrsm", ob->ctrsm, missing), bind(h, "cblas_ztrsm", ob->ztrsm, missing);
+    bind(h, "cblas_strmm", ob->strmm, missing), bind(h, "cblas_dtrmm", ob->dtrmm, missing);
+    bind(h, "cblas_ctrmm", ob->ctrmm, missing), bind(h, "cblas_ztrmm", ob->ztrmm, missing);
+    bind(h, "cblas_ssyrk", ob->ssyrk, missing), bind(h, "cblas_dsyrk", ob->dsyrk, missing);
+    bind(h, "cblas_cherk", ob->cherk, missing), bind(h, "cblas_zherk", ob->zherk, missing);
+    if (!missing.empty()) {
+        why = path + " has no " + missing + ": not an OpenBLAS";
+        dlclose(h);
+        return nullptr;
+    }
+    ob->config = config();
+    ob->core = core();
+    ob->parallel = parallel();
+    return ob;  // never closed: its entry points may be in use until the process ends
+}
+
+}  // namespace
+
+std::string openblas_path() {
+    const char* p = std::getenv("CALA_OPENBLAS");
+    return p != nullptr && *p != '\0' ? p : "libopenblas.so.0";
+}
+
+const OpenBlas* load_openblas(const std::string& path, std::string* why) {
+    static std::mutex m;
+    static std::map<std::string, std::unique_ptr<OpenBlas>> loaded;  // kept for the process's life
+    static std::map<std::string, std::string> failed;
+    std::lock_guard lock(m);
+    if (const auto it = loaded.find(path); it != loaded.end()) return it->second.get();
+    if (const auto it = failed.find(path); it != failed.end()) {
+        if (why) *why = it->second;
+        return nullptr;
+    }
+    std::string reason;
+    auto ob = open_library(path, reason);
+    if (!ob) {
+        failed[path] = reason;
+        if (why) *why = reason;
+        return nullptr;
+    }
+    return (loaded[path] = std::move(ob)).get();
+}
+
+const OpenBlas* active_openblas() noexcept { return g_active.load(std::memory_order_acquire); }
+
+const OpenBlas* set_active_openblas(const OpenBlas* lib) noexcept {
+    return g_active.exchange(lib, std::memory_order_acq_rel);
+}
+
+std::uint64_t openblas_calls() noexcept { return g_calls.load(std::memory_order_relaxed); }
+void count_openblas_call() noexcept { g_calls.fetch_add(1, std::memory_order_relaxed); }
+
+}  // namespace cala::kernels
