@@ -233,7 +233,7 @@ inline void add_efficiency(nlohmann::ordered_json& j, const std::string& bench, 
     j["reference_gflops_samples"] = ref.samples;
     j["reference_shape"] = ref.shape;
     j["blas_gflops"] = ref.gflops / std::max(cores, 1);
-    j["blas_kernel"] = blas_kernel_name();
+    j["blas_kernel"] = blas_library_name();  // what ran the reference (and cala): "blis <set>" or "openblas <core>"
     const double eff = ref.gflops > 0 ? rate_median / ref.gflops : 0.0;
     j["efficiency"] = eff;
     // The reference's own spread: its best sample over its median. An efficiency above 1 by no

@@ -189,7 +189,7 @@ void run(const ResidentGemmArgs& args, int p, int q) {
         {"reference_shape", std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " N N beta 0"},
     };
     add_device_efficiency(j, flops, tc, ref_t, device_name(dev), rank_devices.front(), dev.is_cuda(), ranks, 0.95);
-    if (!dev.is_cuda()) j["blas_kernel"] = blas_kernel_name();
+    if (!dev.is_cuda()) j["blas_kernel"] = blas_library_name();
     emit(j);
 }
 

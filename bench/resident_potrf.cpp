@@ -201,7 +201,7 @@ void run_resident_potrf(const ResidentPotrfArgs& args, const DistMatrix<T>& a0,
         j["target_efficiency"] = 0.85;
         j["met_target"] = eff >= 0.85;
     }
-    if (!dev.is_cuda()) j["blas_kernel"] = blas_kernel_name();
+    if (!dev.is_cuda()) j["blas_kernel"] = blas_library_name();
     emit(j);
 }
 

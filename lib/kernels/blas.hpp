@@ -1,5 +1,6 @@
 #pragma once
-// Host BLAS kernels (BLIS underneath; nothing above this layer names BLIS).
+// Host BLAS kernels (BLIS, or OpenBLAS loaded apart where it measured faster: openblas.hpp;
+// nothing above this layer names either).
 // Column-major, 64-bit sizes; run on the calling rank's OpenMP threads (cala::local_threads()).
 
 #include "cala/types.hpp"
@@ -11,7 +12,7 @@ template <class T>
 void gemm(Op op_a, Op op_b, index_t m, index_t n, index_t k, T alpha, const T* a, index_t lda, const T* b,
           index_t ldb, T beta, T* c, index_t ldc);
 
-/// Rows of C per BLIS call in gemm: a product whose C has more rows runs as calls of equal height
+/// Rows of C per BLIS call in gemm (OpenBLAS gets one call): a product whose C has more rows runs as calls of equal height
 /// (a multiple of 16) of at most this many rows. 0: one call. Default CALA_GEMM_ROWS, else 2048.
 /// Measured on this project's 2-core EPYC (BLIS 0.9, zen3 kernels, both ranks at once;
 /// docs/performance.md): C of more than about 2048 rows runs 7-17% faster in calls of at most

@@ -6,7 +6,9 @@ Runs the drop-in example (a plain ScaLAPACK program) alternately, `--rounds` tim
   scalapack  the shim preloaded with CALA_SCALAPACK_THRESHOLD=1e30: every call falls through to
              ScaLAPACK's own PDGEMM, in the same process setup as cala's runs (same BLIS kernels);
   cala       the shim preloaded with CALA_SCALAPACK_THRESHOLD=0: every call goes through cala;
-  plain      (with --plain) no shim at all, BLIS_ARCH_TYPE as given (BLIS picks its kernels).
+  plain      (with --plain) no shim at all, BLIS_ARCH_TYPE as given (BLIS picks its kernels), ScaLAPACK
+             on the system's libblas.so.3 (BLIS or OpenBLAS): with the shim preloaded, ScaLAPACK's
+             BLAS calls bind to the BLIS cala links, whichever library cala's own kernels run on.
 Each run reports its best time over `--runs` calls (the slowest process's); the ratio is
 best(scalapack) / best(cala) over all rounds. Not a test: timings are never test assertions.
 
@@ -159,7 +161,8 @@ def main():
                   f'"reference_gflops":{gpu_refs[-1]}}}', flush=True)
     ratio = best["scalapack"] / best["cala"]
     print(f"best ScaLAPACK {best['scalapack']:.4f} s, best cala {best['cala']:.4f} s: cala is {ratio:.2f}x "
-          f"ScaLAPACK's own ({args.routine})" + (f"; without the shim {best['plain']:.4f} s" if "plain" in best else ""))
+          f"ScaLAPACK's own ({args.routine})" + (f"; without the shim {best['plain']:.4f} s (its own libblas.so.3): cala is "
+             f"{best['plain'] / best['cala']:.2f}x it" if "plain" in best else ""))
     for name in (n for n in best if n.startswith("cala@")):
         print(f"best {name} {best[name]:.4f} s: {best['cala'] / best[name]:.3f} of cala's rate with "
               f"--threads {args.threads}")
