@@ -19,6 +19,7 @@
 // do not decide: Zen 4 runs 512-bit FMAs in two halves (no more flops than 256-bit ones), yet
 // skx's DGEMM is 1.2-1.4x zen3's there (32 vector registers, a larger micro-tile).
 
+#include <array>
 #include <functional>
 #include <string>
 #include <vector>
@@ -83,6 +84,13 @@ double probe_gemm_gflops(const std::string& set, const ProbeShape& shape = {});
 /// products, in a child process that loads it (OPENBLAS_NUM_THREADS=1); 0 when it does not load.
 double probe_openblas_gflops(const std::string& path, const ProbeShape& shape = {});
 
+/// BLIS on kernel set `set` and the OpenBLAS at `path` measured together: one child process runs
+/// the products on each in turn (a warm-up of each, then the timed runs alternating), so that a
+/// noisy machine slows both alike. {BLIS's GF/s, OpenBLAS's}: 0 where one failed (the set cannot
+/// run, OpenBLAS does not load), -1 for both where it did not try (several threads).
+std::array<double, 2> probe_libraries_gflops(const std::string& set, const std::string& path,
+                                             const ProbeShape& shape = {});
+
 /// Whether this BLIS has kernel set `name` and `cpu` has its instructions.
 bool kernel_set_runs_on(const std::string& name, const CpuInfo& cpu);
 
@@ -115,7 +123,7 @@ KernelChoice choose_kernel_set(const std::string& setting, const CpuInfo& cpu,
 /// Which library runs cala's host kernels: BLIS (the kernel set above) or OpenBLAS (openblas.hpp).
 ///   CALA_BLAS = auto (default) | blis | openblas
 ///     auto: OpenBLAS when its DGEMM probe is faster than BLIS's on the chosen kernel set by more
-///           than 3% (both cached per CPU); BLIS when CALA_BLAS_ARCH names a set or keeps BLIS's
+///           than 3% (probe_libraries_gflops: the two measured together; cached per CPU); BLIS when CALA_BLAS_ARCH names a set or keeps BLIS's
 ///           own, when no set was chosen, or when a probe failed or OpenBLAS is not there
 ///     blis, openblas: that library (openblas: an error if it does not load; BLIS then runs)
 struct LibraryChoice {
@@ -162,8 +170,9 @@ std::string machine_cache_path();
 std::string machine_cache_get(const std::string& key);
 /// Whether the cache can be written (its folder exists or was made, and is writable).
 bool machine_cache_writable();
-/// The cache's key of the OpenBLAS probe's rate for the library at `path`.
-std::string openblas_cache_key(const std::string& path);
+/// The cache's keys of the library probe's two rates: BLIS on `set` measured beside the OpenBLAS at
+/// `path`, and that OpenBLAS.
+std::array<std::string, 2> library_probe_keys(const std::string& set, const std::string& path);
 /// Sets keys in the cache (written to a temporary file, then renamed: ranks may race).
 void machine_cache_put(const std::vector<std::pair<std::string, std::string>>& values);
 

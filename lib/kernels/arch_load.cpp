@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 
 #include <cstdio>
@@ -105,9 +106,19 @@ double cached_gemm_rate(const std::string& set, ProbeLock& lock) {
     return cached_rate("dgemm_gflops_core_" + set, lock, [&set] { return probe_gemm_gflops(set); });
 }
 
-// One core's DGEMM rate of the OpenBLAS at `path` (0: not there).
-double cached_openblas_rate(const std::string& path, ProbeLock& lock) {
-    return cached_rate(openblas_cache_key(path), lock, [&path] { return probe_openblas_gflops(path); });
+// The library probe's two rates for BLIS on `set` and the OpenBLAS at `path` (0: not there), from
+// the cache, else measured together under the lock (and cached).
+std::array<double, 2> cached_library_rates(const std::string& set, const std::string& path, ProbeLock& lock) {
+    const auto keys = library_probe_keys(set, path);
+    std::array<double, 2> r{-1, -1};
+    // The first key's probe measures and caches both; the second then reads the cache.
+    r[0] = cached_rate(keys[0], lock, [&] {
+        const auto both = probe_libraries_gflops(set, path);
+        if (both[1] >= 0) machine_cache_put({{keys[1], std::to_string(both[1])}});
+        return both[0];
+    });
+    r[1] = cached_rate(keys[1], lock, [&] { return probe_openblas_gflops(path); });
+    return r;
 }
 
 bool verbose_here() {
@@ -171,8 +182,9 @@ void machine_cache_put(const std::vector<std::pair<std::string, std::string>>& v
     if (std::rename(tmp.c_str(), path.c_str()) != 0) std::remove(tmp.c_str());
 }
 
-std::string openblas_cache_key(const std::string& path) {
-    return "dgemm_gflops_core_openblas_" + hash_hex(path).substr(0, 8);
+std::array<std::string, 2> library_probe_keys(const std::string& set, const std::string& path) {
+    const std::string lib = "openblas_" + hash_hex(path).substr(0, 8);
+    return {"dgemm_gflops_core_" + set + "_beside_" + lib, "dgemm_gflops_core_" + lib};
 }
 
 const LoadChoice& load_choice() { return state(); }
@@ -205,8 +217,13 @@ void select_kernels_at_load() {
     s.blis_arch_type = blis_env;
     const std::string path = openblas_path();
     try {
-        s.library = choose_blas_library(env("CALA_BLAS"), s.choice, [&] { return cached_openblas_rate(path, lock); },
-                                        [&lock](const std::string& set) { return cached_gemm_rate(set, lock); });
+        std::array<double, 2> rates{-1, -1};  // measured together, on first need
+        const auto measured = [&]() -> const std::array<double, 2>& {
+            if (rates[0] < 0) rates = cached_library_rates(s.choice.name, path, lock);
+            return rates;
+        };
+        s.library = choose_blas_library(env("CALA_BLAS"), s.choice, [&] { return measured()[1]; },
+                                        [&](const std::string&) { return measured()[0]; });
     } catch (const Error& e) {
         s.library_error = e.what();
         s.library = LibraryChoice{};

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -44,69 +45,80 @@ namespace {
 
 constexpr int kProbeTimeoutMs = 10000;  // a probe takes about 0.3 s
 
-// The probe's products on `gemm` (one core): GF/s of the median of the timed runs, 0 if the
-// product is not finite. A: max(m, panel_m) x k; B: k x n; C: m x n, then panel_m x k (each at its
-// own leading dimension). gemm(m, n, k, a, lda, b, ldb, c, ldc) computes C := A·B.
-template <class Gemm>
-double time_products(const ProbeShape& s, Gemm gemm) {
+using Rates = std::array<double, 2>;
+using GemmFn = std::function<void(long, long, long, double*, long, double*, long, double*, long)>;
+
+// The probe's products on each of `gemms` (one core), their runs interleaved (a warm-up of each,
+// then a run of each in turn): GF/s of the median of each one's timed runs, 0 for one whose
+// product is not finite, or that is null. A: max(m, panel_m) x k; B: k x n; C: m x n, then
+// panel_m x k (each at its own leading dimension). gemm(m, n, k, a, lda, b, ldb, c, ldc) computes
+// C := A·B.
+Rates time_products(const ProbeShape& s, const std::array<GemmFn, 2>& gemms) {
     const long rows = std::max(s.m, s.panel_m);
     std::vector<double> a(static_cast<std::size_t>(rows * s.k)), b(static_cast<std::size_t>(s.k * s.n)),
         c(static_cast<std::size_t>(std::max(s.m * s.n, s.panel_m * s.k)), 0.0);
     for (std::size_t i = 0; i < a.size(); ++i) a[i] = 1.0 / static_cast<double>(1 + i % 97);
     for (std::size_t i = 0; i < b.size(); ++i) b[i] = 1.0 / static_cast<double>(1 + i % 89);
     const double flops = 2.0 * static_cast<double>(s.m * s.n * s.k + s.panel_m * s.k * s.k);
-    std::vector<double> t;
-    for (int r = 0; r < 1 + s.runs; ++r) {
-        const auto t0 = std::chrono::steady_clock::now();
-        gemm(s.m, s.n, s.k, a.data(), rows, b.data(), s.k, c.data(), s.m);
-        if (s.panel_m > 0) gemm(s.panel_m, s.k, s.k, a.data(), rows, b.data(), s.k, c.data(), s.panel_m);  // a panel's update
-        const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (r > 0) t.push_back(dt);  // the first run pays for the library's start and its packing buffers
-    }
-    std::sort(t.begin(), t.end());
-    const double median = t[t.size() / 2];
-    return median > 0 && c[0] == c[0] ? flops / median * 1e-9 : 0;
+    std::array<std::vector<double>, 2> t;
+    Rates rate{0, 0};
+    for (int r = 0; r < 1 + s.runs; ++r)
+        for (std::size_t g = 0; g < gemms.size(); ++g) {
+            if (!gemms[g]) continue;
+            c[0] = 0;
+            const auto t0 = std::chrono::steady_clock::now();
+            gemms[g](s.m, s.n, s.k, a.data(), rows, b.data(), s.k, c.data(), s.m);
+            if (s.panel_m > 0) gemms[g](s.panel_m, s.k, s.k, a.data(), rows, b.data(), s.k, c.data(), s.panel_m);  // a panel's update
+            const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            if (r > 0) t[g].push_back(dt);  // the first run pays for the library's start and its packing buffers
+            if (r == s.runs) {
+                std::sort(t[g].begin(), t[g].end());
+                const double median = t[g][t[g].size() / 2];
+                rate[g] = median > 0 && c[0] == c[0] ? flops / median * 1e-9 : 0;
+            }
+        }
+    return rate;
 }
 
-// In the child: BLIS runs `id` (or the probe is void).
-double blis_rate(int id, const ProbeShape& s) {
+// In the child: BLIS runs `id` (null if it cannot: the probe of that set is void).
+GemmFn blis_gemm(int id) {
     setenv("BLIS_ARCH_TYPE", std::to_string(id).c_str(), 1);
     bli_init();  // BLIS 0.9 aborts on an arch query before its init when BLIS_ARCH_TYPE is set
     bli_thread_set_num_threads(1);
-    if (static_cast<int>(bli_arch_query_id()) != id) return 0;
-    return time_products(s, [](long m, long n, long k, double* a, long lda, double* b, long ldb, double* c, long ldc) {
+    if (static_cast<int>(bli_arch_query_id()) != id) return {};
+    return [](long m, long n, long k, double* a, long lda, double* b, long ldb, double* c, long ldc) {
         double one = 1, zero = 0;
         bli_dgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, n, k, &one, a, 1, lda, b, 1, ldb, &zero, c, 1, ldc);
-    });
+    };
 }
 
-// In the child: the OpenBLAS at `path` on one thread (0 if it does not load).
-double openblas_rate(const std::string& path, const ProbeShape& s) {
+// In the child: the OpenBLAS at `path` on one thread (null if it does not load).
+GemmFn openblas_gemm(const std::string& path) {
     setenv("OPENBLAS_NUM_THREADS", "1", 1);  // read when it loads: no thread pool
     setenv("OMP_NUM_THREADS", "1", 1);
     const OpenBlas* ob = load_openblas(path);  // (loaded before the fork, it is the parent's copy)
-    if (ob == nullptr) return 0;
+    if (ob == nullptr) return {};
     if (ob->parallel == 2) omp_set_num_threads(1);  // its OpenMP build follows the caller's count
-    else if (ob->get_num_threads() != 1) return 0;  // a pool the fork did not copy: no call
-    return time_products(s, [ob](long m, long n, long k, double* a, long lda, double* b, long ldb, double* c, long ldc) {
+    else if (ob->get_num_threads() != 1) return {};  // a pool the fork did not copy: no call
+    return [ob](long m, long n, long k, double* a, long lda, double* b, long ldb, double* c, long ldc) {
         ob->dgemm(cblas::col_major, cblas::no_trans, cblas::no_trans, int(m), int(n), int(k), 1.0, a, int(lda), b,
                   int(ldb), 0.0, c, int(ldc));
-    });
+    };
 }
 
 // The child's whole life: quiet (no core file, nothing on the program's stderr), measure, write,
 // leave without running anything of the program's (no atexit, no destructors, no MPI).
-[[noreturn]] void child(const std::function<double()>& measure, int out) {
+[[noreturn]] void child(const std::function<Rates()>& measure, int out) {
     const rlimit no_core{0, 0};
     setrlimit(RLIMIT_CORE, &no_core);
     if (const int null = open("/dev/null", O_WRONLY); null >= 0) dup2(null, STDERR_FILENO), close(null);
-    double r = 0;
+    Rates r{0, 0};
     try {
         r = measure();
     } catch (...) {
         _exit(1);
     }
-    const ssize_t w = write(out, &r, sizeof r);
+    const ssize_t w = write(out, r.data(), sizeof r);
     _exit(w == static_cast<ssize_t>(sizeof r) ? 0 : 1);
 }
 
@@ -124,18 +136,18 @@ bool valid(const ProbeShape& s) {
     return s.m > 0 && s.n > 0 && s.k > 0 && s.n >= s.k && s.panel_m >= 0 && s.runs >= 1;
 }
 
-// `measure` in a child process: its result, 0 if it failed or took too long, -1 if this process
+// `measure` in a child process: its results, 0 where it failed or took too long, -1 if this process
 // has more than one thread (no fork).
-double in_child(const std::function<double()>& measure) {
+Rates in_child(const std::function<Rates()>& measure) {
     // Only a process of one thread forks: a lock another thread held at the fork would stay held
     // in the child forever (a library loaded by dlopen into a threaded program: the FMA rule).
-    if (thread_count() != 1) return -1;
+    if (thread_count() != 1) return {-1, -1};
     int fd[2];
-    if (pipe(fd) != 0) return 0;
+    if (pipe(fd) != 0) return {0, 0};
     const pid_t pid = fork();
     if (pid < 0) {
         close(fd[0]), close(fd[1]);
-        return 0;
+        return {0, 0};
     }
     if (pid == 0) {
         close(fd[0]);
@@ -144,7 +156,7 @@ double in_child(const std::function<double()>& measure) {
     close(fd[1]);
     // A child that does not answer within the limit is killed (a stalled probe must not stall the
     // program's start); a signal that interrupts the wait does not extend it.
-    double r = 0;
+    Rates r{0, 0};
     ssize_t got = 0;
     pollfd pfd{fd[0], POLLIN, 0};
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kProbeTimeoutMs);
@@ -154,7 +166,7 @@ double in_child(const std::function<double()>& measure) {
         ready = ::poll(&pfd, 1, static_cast<int>(std::max<std::int64_t>(0, left.count())));
     } while (ready < 0 && errno == EINTR);
     if (ready > 0) {
-        do got = read(fd[0], &r, sizeof r);
+        do got = read(fd[0], r.data(), sizeof r);
         while (got < 0 && errno == EINTR);
     } else {
         kill(pid, SIGKILL);
@@ -164,7 +176,7 @@ double in_child(const std::function<double()>& measure) {
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     const bool ok = got == static_cast<ssize_t>(sizeof r) && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    return ok && r > 0 ? r : 0;
+    return ok ? Rates{std::max(r[0], 0.0), std::max(r[1], 0.0)} : Rates{0, 0};
 }
 
 }  // namespace
@@ -172,12 +184,19 @@ double in_child(const std::function<double()>& measure) {
 double probe_gemm_gflops(const std::string& set, const ProbeShape& shape) {
     const int id = kernel_set_id(set);
     if (id < 0 || !kernel_set_runs_on(set, read_cpu_info()) || !valid(shape)) return 0;
-    return in_child([id, &shape] { return blis_rate(id, shape); });
+    return in_child([id, &shape] { return time_products(shape, {blis_gemm(id), GemmFn{}}); })[0];
 }
 
 double probe_openblas_gflops(const std::string& path, const ProbeShape& shape) {
     if (path.empty() || !valid(shape)) return 0;
-    return in_child([&path, &shape] { return openblas_rate(path, shape); });
+    return in_child([&path, &shape] { return time_products(shape, {GemmFn{}, openblas_gemm(path)}); })[1];
+}
+
+std::array<double, 2> probe_libraries_gflops(const std::string& set, const std::string& path, const ProbeShape& shape) {
+    const int id = kernel_set_id(set);
+    if (!valid(shape)) return {0, 0};
+    const bool blis_ok = id >= 0 && kernel_set_runs_on(set, read_cpu_info());
+    return in_child([&] { return time_products(shape, {blis_ok ? blis_gemm(id) : GemmFn{}, openblas_gemm(path)}); });
 }
 
 }  // namespace cala::kernels

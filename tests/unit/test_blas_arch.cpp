@@ -39,6 +39,15 @@ namespace {
         if (std::getenv("CALA_TEST_PROBE_THREAD")) other = std::thread([f = stop.get_future()]() mutable { f.wait(); });
         const std::string what = set;
         const cala::kernels::ProbeShape small{256, 192, 64, 512, 2};
+        if (what.rfind("pair:", 0) == 0) {  // pair:<set>:<path>
+            const auto colon = what.find(':', 5);
+            const auto both = cala::kernels::probe_libraries_gflops(what.substr(5, colon - 5), what.substr(colon + 1), small);
+            stop.set_value();
+            if (other.joinable()) other.join();
+            std::printf("probe=%g,%g\n", both[0], both[1]);
+            std::fflush(stdout);
+            _exit(0);
+        }
         const double rate = what.rfind("openblas:", 0) == 0 ? cala::kernels::probe_openblas_gflops(what.substr(9), small)
                                                             : cala::kernels::probe_gemm_gflops(what, small);
         stop.set_value();
@@ -465,14 +474,15 @@ TEST_CASE("child processes: CALA_BLAS and the cached rates choose the library ca
     std::string set = child("");  // "kernels=<set>\n"
     REQUIRE(set.rfind("kernels=", 0) == 0);
     set = set.substr(8, set.size() - 9);
-    const std::string key = cala::kernels::openblas_cache_key(cala::kernels::openblas_path()).substr(18);
+    const auto keys = cala::kernels::library_probe_keys(set, cala::kernels::openblas_path());
+    const std::string beside = keys[0].substr(18), key = keys[1].substr(18);  // past "dgemm_gflops_core_"
     const std::string openblas = "library=openblas " + ob->core + "\n", blis = "library=blis " + set + "\n";
 
-    seed_child_cache(fma, {{set, 30.0}, {key, 40.0}});
+    seed_child_cache(fma, {{set, 10.0}, {beside, 30.0}, {key, 40.0}});  // the pair decides, not the set's own probe
     const std::string fast = child("CALA_TEST_PRINT_LIBRARY=1");
     const std::string forced_blis = child("CALA_TEST_PRINT_LIBRARY=1 CALA_BLAS=blis");
     const std::string named = child("CALA_TEST_PRINT_LIBRARY=1 CALA_BLAS_ARCH=" + set);
-    seed_child_cache(fma, {{set, 30.0}, {key, 30.5}});
+    seed_child_cache(fma, {{set, 10.0}, {beside, 30.0}, {key, 30.5}});
     const std::string tie = child("CALA_TEST_PRINT_LIBRARY=1");
     const std::string forced = child("CALA_TEST_PRINT_LIBRARY=1 CALA_BLAS=openblas");
     const std::string missing = child("CALA_TEST_PRINT_LIBRARY=1 CALA_BLAS=openblas CALA_OPENBLAS=/nonexistent/libx.so");
@@ -499,9 +509,13 @@ TEST_CASE("the OpenBLAS probe: a rate in a child process, 0 for a library that i
     Mock one_unit{{50.0, 50.0}};
     const CpuInfo cpu = cala::kernels::read_cpu_info();
     const std::string own = cpu.has_avx2_fma() ? choose_kernel_set("auto", cpu, one_unit.fn()).name : "generic";
-    seed_child_cache(one_unit.rates, {{"skx", 0.0}, {own, 0.0}, {cala::kernels::openblas_cache_key(path).substr(18), 0.0}});
+    const auto keys = cala::kernels::library_probe_keys(own, path);
+    seed_child_cache(one_unit.rates, {{"skx", 0.0}, {own, 0.0}, {keys[0].substr(18), 0.0}, {keys[1].substr(18), 0.0}});
 
     const std::string here = child("CALA_TEST_PROBE=openblas:" + path);
+    const std::string pair = child("CALA_TEST_PROBE=pair:" + own + ":" + path);
+    const std::string pair_absent = child("CALA_TEST_PROBE=pair:" + own + ":/nonexistent/libx.so");
+    const std::string pair_bogus = child("CALA_TEST_PROBE=pair:zen9:" + path);
     const std::string absent = child("CALA_TEST_PROBE=openblas:/nonexistent/libx.so");
     const std::string not_openblas = child("CALA_TEST_PROBE=openblas:libc.so.6");  // loads, but is no OpenBLAS
     const std::string threaded = child("CALA_TEST_PROBE=openblas:" + path + " CALA_TEST_PROBE_THREAD=1");
@@ -511,6 +525,20 @@ TEST_CASE("the OpenBLAS probe: a rate in a child process, 0 for a library that i
     CHECK(absent == "probe=0\n");
     CHECK(not_openblas == "probe=0\n");
     CHECK(threaded == "probe=-1\n");
+    // Together: both rates from one child; a library that is not there, or a set that is not, gives
+    // 0 for that one and the other's rate still.
+    const auto rates = [](const std::string& out) {
+        REQUIRE(out.rfind("probe=", 0) == 0);
+        const auto comma = out.find(',');
+        REQUIRE(comma != std::string::npos);
+        return std::pair{std::atof(out.c_str() + 6), std::atof(out.c_str() + comma + 1)};
+    };
+    CHECK(rates(pair).first > 0);
+    CHECK(rates(pair).second > 0);
+    CHECK(rates(pair_absent).first > 0);
+    CHECK(rates(pair_absent).second == 0);
+    CHECK(rates(pair_bogus).first == 0);
+    CHECK(rates(pair_bogus).second > 0);
     CHECK(cala::kernels::probe_openblas_gflops(path, {16, 8, 16, 16, 2}) == 0);
     CHECK(cala::kernels::probe_openblas_gflops("", {}) == 0);
     std::string why;
