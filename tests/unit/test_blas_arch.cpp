@@ -387,15 +387,18 @@ cala::kernels::KernelChoice blis_choice(const std::string& name, const std::stri
     return k;
 }
 
+// A measured OpenBLAS rate `g` that counts its calls in `asked`.
+std::function<double()> counted_rate(int& asked, double g) {
+    return [&asked, g] {
+        ++asked;
+        return g;
+    };
+}
+
 TEST_CASE("CALA_BLAS: OpenBLAS when its measured DGEMM is faster by more than 3%, else BLIS") {
     using cala::kernels::choose_blas_library;
     int asked = 0;
-    const auto rate = [&asked](double g) {
-        return [&asked, g] {
-            ++asked;
-            return g;
-        };
-    };
+    const auto rate = [&asked](double g) { return counted_rate(asked, g); };
     GemmMock blis{{{"zen3", 30.0}}};
 
     const auto faster = choose_blas_library("auto", blis_choice("zen3"), rate(36.0), blis.fn());
@@ -418,12 +421,7 @@ TEST_CASE("CALA_BLAS: OpenBLAS when its measured DGEMM is faster by more than 3%
 TEST_CASE("CALA_BLAS: no OpenBLAS, a failed probe, or BLIS kernels named by CALA_BLAS_ARCH keep BLIS") {
     using cala::kernels::choose_blas_library;
     int asked = 0;
-    const auto rate = [&asked](double g) {
-        return [&asked, g] {
-            ++asked;
-            return g;
-        };
-    };
+    const auto rate = [&asked](double g) { return counted_rate(asked, g); };
     GemmMock blis{{{"zen3", 30.0}}}, failed{};
 
     const auto absent = choose_blas_library("auto", blis_choice("zen3"), rate(0.0), blis.fn());
