@@ -31,8 +31,8 @@ private:
 std::string blas_kernel_name();
 
 /// The library that runs cala's host kernels and its kernel set: "blis <set>" or "openblas <core>".
-/// Chosen at load from CALA_BLAS: `auto` (default: OpenBLAS, loaded apart with dlopen, when a
-/// measured one-core DGEMM is faster than BLIS's on the chosen set by more than 3%; BLIS when
+/// Chosen at load from CALA_BLAS: `auto` (default: OpenBLAS, loaded apart with dlopen, unless a
+/// measured one-core DGEMM on BLIS's chosen set is faster than OpenBLAS's by more than 3%; BLIS when
 /// CALA_BLAS_ARCH names a set or `keep`), `blis`, or `openblas` ($CALA_OPENBLAS, else
 /// libopenblas.so.0). A ScaLAPACK in the same program calls its own BLAS (libblas.so.3).
 /// @throws cala::Error if CALA_BLAS was refused or OpenBLAS did not load (BLIS then runs).

@@ -122,8 +122,9 @@ KernelChoice choose_kernel_set(const std::string& setting, const CpuInfo& cpu,
 
 /// Which library runs cala's host kernels: BLIS (the kernel set above) or OpenBLAS (openblas.hpp).
 ///   CALA_BLAS = auto (default) | blis | openblas
-///     auto: OpenBLAS when its DGEMM probe is faster than BLIS's on the chosen kernel set by more
-///           than 3% (probe_libraries_gflops: the two measured together; cached per CPU); BLIS when CALA_BLAS_ARCH names a set or keeps BLIS's
+///     auto: OpenBLAS unless BLIS's DGEMM probe on the chosen kernel set is faster than OpenBLAS's
+///           by more than 3% (probe_libraries_gflops: the two measured together; cached per CPU;
+///           a tie is OpenBLAS's); BLIS when CALA_BLAS_ARCH names a set or keeps BLIS's
 ///           own, when no set was chosen, or when a probe failed or OpenBLAS is not there
 ///     blis, openblas: that library (openblas: an error if it does not load; BLIS then runs)
 struct LibraryChoice {

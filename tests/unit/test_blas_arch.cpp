@@ -395,25 +395,27 @@ std::function<double()> counted_rate(int& asked, double g) {
     };
 }
 
-TEST_CASE("CALA_BLAS: OpenBLAS when its measured DGEMM is faster by more than 3%, else BLIS") {
+TEST_CASE("CALA_BLAS: BLIS when its measured DGEMM is faster by more than 3%, else OpenBLAS (a tie too)") {
     using cala::kernels::choose_blas_library;
     int asked = 0;
     const auto rate = [&asked](double g) { return counted_rate(asked, g); };
     GemmMock blis{{{"zen3", 30.0}}};
 
     const auto faster = choose_blas_library("auto", blis_choice("zen3"), rate(36.0), blis.fn());
-    const auto tie = choose_blas_library("", blis_choice("zen3"), rate(30.8), blis.fn());
-    const auto slower = choose_blas_library("auto", blis_choice("zen3"), rate(25.0), blis.fn());
+    const auto tie = choose_blas_library("", blis_choice("zen3"), rate(29.2), blis.fn());  // BLIS 2.7% faster
+    const auto slower = choose_blas_library("auto", blis_choice("zen3"), rate(29.0), blis.fn());  // BLIS 3.4% faster
 
     CHECK(faster.openblas);
     CHECK(faster.setting == "auto");
     CHECK(faster.openblas_gflops == 36.0);
     CHECK(faster.blis_gflops == 30.0);
-    CHECK(faster.reason.find("OpenBLAS, the faster DGEMM measured (DGEMM OpenBLAS 36.0 GF/s, BLIS zen3 30.0") !=
+    CHECK(faster.reason.find("OpenBLAS, BLIS not faster by 3% (DGEMM OpenBLAS 36.0 GF/s, BLIS zen3 30.0") !=
           std::string::npos);
-    CHECK(!tie.openblas);
-    CHECK(tie.reason.find("not faster by 3%") != std::string::npos);
+    CHECK(tie.openblas);
+    CHECK(tie.reason.find("BLIS not faster by 3%") != std::string::npos);
     CHECK(!slower.openblas);
+    CHECK(slower.reason.find("BLIS, the faster DGEMM measured (DGEMM OpenBLAS 29.0 GF/s, BLIS zen3 30.0") !=
+          std::string::npos);
     CHECK(asked == 3);
     CHECK(blis.asked == std::vector<std::string>{"zen3", "zen3", "zen3"});
 }
@@ -480,8 +482,10 @@ TEST_CASE("child processes: CALA_BLAS and the cached rates choose the library ca
     const std::string fast = child("CALA_TEST_PRINT_LIBRARY=1");
     const std::string forced_blis = child("CALA_TEST_PRINT_LIBRARY=1 CALA_BLAS=blis");
     const std::string named = child("CALA_TEST_PRINT_LIBRARY=1 CALA_BLAS_ARCH=" + set);
-    seed_child_cache(fma, {{set, 10.0}, {beside, 30.0}, {key, 30.5}});
-    const std::string tie = child("CALA_TEST_PRINT_LIBRARY=1");
+    seed_child_cache(fma, {{set, 10.0}, {beside, 30.0}, {key, 29.5}});
+    const std::string tie = child("CALA_TEST_PRINT_LIBRARY=1");  // BLIS within 3%: OpenBLAS
+    seed_child_cache(fma, {{set, 10.0}, {beside, 30.0}, {key, 25.0}});
+    const std::string slow = child("CALA_TEST_PRINT_LIBRARY=1");  // BLIS faster by 20%
     const std::string forced = child("CALA_TEST_PRINT_LIBRARY=1 CALA_BLAS=openblas");
     const std::string missing = child("CALA_TEST_PRINT_LIBRARY=1 CALA_BLAS=openblas CALA_OPENBLAS=/nonexistent/libx.so");
     const std::string missing_auto = child("CALA_TEST_PRINT_LIBRARY=1 CALA_OPENBLAS=/nonexistent/libx.so");
@@ -490,7 +494,8 @@ TEST_CASE("child processes: CALA_BLAS and the cached rates choose the library ca
     CHECK(fast == openblas);
     CHECK(forced_blis == blis);
     CHECK(named == blis);
-    CHECK(tie == blis);
+    CHECK(tie == openblas);
+    CHECK(slow == blis);
     CHECK(forced == openblas);
     CHECK(missing.find("cala: error: CALA_BLAS=openblas: /nonexistent/libx.so did not load") != std::string::npos);
     CHECK(missing.find("refused=CALA_BLAS=openblas") != std::string::npos);
