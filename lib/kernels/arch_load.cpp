@@ -113,7 +113,9 @@ std::array<double, 2> cached_library_rates(const std::string& set, const std::st
     std::array<double, 2> r{-1, -1};
     // The first key's probe measures and caches both; the second then reads the cache.
     r[0] = cached_rate(keys[0], lock, [&] {
-        const auto both = probe_libraries_gflops(set, path);
+        ProbeShape shape;
+        shape.runs = 5;  // the two libraries often lie within a few percent: more runs, a steadier median
+        const auto both = probe_libraries_gflops(set, path, shape);
         if (both[1] >= 0) machine_cache_put({{keys[1], std::to_string(both[1])}});
         return both[0];
     });
