@@ -46,6 +46,7 @@
 #include "core/threads.hpp"
 #include "core/workspace.hpp"
 #include "kernels/blas.hpp"
+#include "peak.hpp"
 
 namespace cala::bench {
 
@@ -229,6 +230,7 @@ Reference gemm_reference(index_t m_loc, index_t n_loc, index_t k, Op opb, Thread
 /// "error" field, exit status 3); within that spread, a "note".
 inline void add_efficiency(nlohmann::ordered_json& j, const std::string& bench, double rate_median,
                            const Reference& ref, int cores) {
+    recheck_peak();  // the FMA peak again, now that the runs are done (collective, once)
     j["reference_gflops"] = ref.gflops;
     j["reference_gflops_samples"] = ref.samples;
     j["reference_shape"] = ref.shape;

@@ -7,7 +7,9 @@
 // sample slowed by other work is not the machine's peak). emit() adds to each line:
 //   blas_arch        the kernel set BLIS runs (bli_arch_query_id), blas_arch_reason cala's why
 //   blas_library     what runs cala's kernels ("blis <set>" or "openblas <core>"), blas_library_reason
-//   peak_gflops      that sum, peak_method how it was measured
+//   peak_gflops      that sum (the higher of two measurements where the line has an efficiency:
+//                    at the start and after the first timed runs), peak_gflops_samples both,
+//                    peak_method how it was measured
 //   peak_fraction    the line's rate over peak_gflops (beside "efficiency", where there is a rate)
 
 #include <string>
@@ -19,7 +21,13 @@ namespace cala::bench {
 /// Measures the peak on `threads` OpenMP threads per rank, all ranks at once, and reads the
 /// kernel set. Collective over MPI_COMM_WORLD; every rank keeps the result. Throws the
 /// cala::Error of a refused CALA_BLAS_ARCH, on every rank.
-void measure_machine(int threads, double seconds = 0.4);
+void measure_machine(int threads);
+
+/// Measures the peak once more (the first call after measure_machine; later calls do nothing)
+/// and keeps the higher of the two: a peak is a maximum, and one taken while the machine was
+/// slowed (a VM's other vCPU away) is not the machine's. Collective over MPI_COMM_WORLD: called
+/// where every rank computes a line's efficiency (add_efficiency), after the timed runs.
+void recheck_peak();
 
 /// Adds blas_arch, peak_gflops and peak_fraction to a result line (nothing before
 /// measure_machine). peak_fraction goes right after "efficiency" if the line has one.

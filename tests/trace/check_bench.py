@@ -3,7 +3,7 @@
 
   - potrf --json: one JSON line with gflops, reference_gflops, efficiency, scalapack_gflops;
     exit 0 with efficiency <= 1 + reference_noise (a "note" above 1), or exit 3 with the line's
-    "error" naming an efficiency beyond that;
+    "error" naming an efficiency beyond that; the FMA peak measured twice (peak_gflops the higher);
   - potrf --trace and mw --trace: a Trace Event file with events of every rank (and thread),
     documented kinds, no overlap within a (pid, tid);
   - gemm --table: the table on stdout and the path of a results file holding the JSON lines;
@@ -49,6 +49,11 @@ def check_efficiency(p, line, bench):
     check(p.returncode in (0, 3), f"{bench}: exit status 0 or 3 (got {p.returncode})")
     for key in ("gflops", "gflops_median", "reference_gflops", "efficiency", "blas_gflops"):
         check(key in line, f"{bench}: field {key}")
+    # The FMA peak, measured at the start and again after the timed runs: the higher counts.
+    peaks = line.get("peak_gflops_samples")
+    check(isinstance(peaks, list) and len(peaks) == 2, f"{bench}: the FMA peak measured twice (peak_gflops_samples)")
+    if isinstance(peaks, list) and peaks:
+        check(line.get("peak_gflops") == max(peaks), f"{bench}: peak_gflops is the higher of peak_gflops_samples")
     eff = line.get("efficiency", 0)
     noise = line.get("reference_noise", 0)  # the reference's best sample over its median, minus 1
     check(noise >= 0, f"{bench}: field reference_noise >= 0")
