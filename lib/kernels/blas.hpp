@@ -1,5 +1,5 @@
 #pragma once
-// Host BLAS kernels (BLIS, or OpenBLAS loaded apart where it measured faster: openblas.hpp;
+// Host BLAS kernels (OpenBLAS loaded apart, or BLIS where it measured faster: openblas.hpp;
 // nothing above this layer names either).
 // Column-major, 64-bit sizes; run on the calling rank's OpenMP threads (cala::local_threads()).
 
