@@ -16,6 +16,10 @@
 //     (lib/resident/potrs.cpp) -> two Device::trsm on a 1 x 1 grid | the host potrs's 2D loops on
 //     device tiles (potrs_2d.cpp, potrs_2d_trans.cpp) -> panel transport -> Device::trsm / gemm
 //
+// cala::trsm(Side, ResidentMatrix, ResidentMatrix) -> checks, transport, the host trsm's plan
+//     (lib/resident/trsm.cpp) -> one Device::trsm on a 1 x 1 grid | B transposed (right side),
+//     the same 2D loops as potrs -> Device::trsm / gemm
+//
 // No CUDA type appears here: the device is cala::device::Device (lib/device/device.hpp), made
 // by name ("host", or a CUDA ordinal with libcala_cuda loaded). In CI a HostDevice stands for
 // device memory: counted host memory under a cap, reached only through the device's copies.
@@ -238,6 +242,33 @@ Cost resident_potrf_cost(Uplo uplo, const BlockCyclic& a, const ResidentPotrfOpt
 ///      cala::potrs on their host views. A is not checked for being a factor (nor for NaN).
 template <class T>
 void potrs(Uplo uplo, const ResidentMatrix<T>& a, ResidentMatrix<T>& b, const ResidentPotrfOptions& opts = {});
+
+/// B := alpha·op(A)⁻¹·B (Left, A m x m) or B := alpha·B·op(A)⁻¹ (Right, A n x n), A triangular
+/// (`uplo` triangle referenced, `diag`), B m x n, both on the rank's device: the host cala::trsm
+/// on device tiles. On a 1 x 1 grid one Device::trsm of the whole local matrices (CudaDevice:
+/// cublas?trsm); else the host's plan (A or B moved once into layouts that line up, redistributed
+/// on the device, staged and counted), B scaled by alpha on the device, and the 2D loops of the
+/// resident potrs (op = N: A's column panels along the process rows, the solved block rows down
+/// the process columns; op = T/C: the same panels, partial sums reduced down the columns through
+/// host memory) with the unit diagonal where `diag` says so. The right side solves the transposed
+/// problem with the left-side loops, as the host's: B moves into a transposed copy lined up with
+/// A (redistribute with T, or C for op = C) and back. alpha == 0: B := 0, A not read.
+///
+/// Collective over the grid of B; every rank passes the same arguments.
+/// @pre A square, B with A's n rows (Left) or columns (Right), on the same grid; on each rank A
+///      and B on one device, every rank on the same kind of memory; the workspace fits the device
+///      (otherwise cala::Error on every rank, B untouched). Both in host memory on every rank:
+///      cala::trsm on their host views.
+template <class T>
+void trsm(Side side, Uplo uplo, Op op, Diag diag, T alpha, const ResidentMatrix<T>& a, ResidentMatrix<T>& b,
+          const ResidentPotrfOptions& opts = {});
+
+/// Exact words and messages process (row, col) moves in the resident trsm above on device memory
+/// (either transport; alpha != 0): the host trsm_cost(side, ...), message for message, flops, and
+/// extra_bytes: its device workspace (the transposed copy of B on the right side, the plan's
+/// moved operand and the loop's slots; none on one rank).
+Cost resident_trsm_cost(Side side, Uplo uplo, Op op, const BlockCyclic& a, const BlockCyclic& b,
+                        const ResidentPotrfOptions& opts, int row, int col, std::size_t elem_size, bool is_complex);
 
 /// Exact words and messages process (row, col) moves in the resident potrs above on device
 /// memory (either transport): those of the host potrs_cost, message for message (the same plan,

@@ -22,7 +22,8 @@
 namespace cala::detail {
 
 template <class T>
-void res_trsm_2d(bool lower, int lookahead, const Side<T>& a, const Side<T>& b, Tickets<T>& tickets, bool staged) {
+void res_trsm_2d(bool lower, bool unit, int lookahead, const Side<T>& a, const Side<T>& b, Tickets<T>& tickets,
+                 bool staged) {
     const Grid2D& grid = *b.grid;
     const int p = grid.p(), r = grid.row(), c = grid.col();
     const Dist1D& R = a.layout.rows;
@@ -51,7 +52,7 @@ void res_trsm_2d(bool lower, int lookahead, const Side<T>& a, const Side<T>& b, 
         if (sr.owner && n_loc > 0) {
             panels.wait(s);
             const auto [pa, ld] = panels.get(s);
-            dev.trsm(sc, true, lower, Op::N, false, sr.w, n_loc, &one, pa + (sr.d0 - sr.p0), ld, brow(sr.d0), b.ld);
+            dev.trsm(sc, true, lower, Op::N, unit, sr.w, n_loc, &one, pa + (sr.d0 - sr.p0), ld, brow(sr.d0), b.ld);
         }
         if (p == 1 || n_loc == 0) return;
         const index_t off = (s % buf.slots_x) * slot_x;
@@ -91,21 +92,27 @@ void res_trsm_2d(bool lower, int lookahead, const Side<T>& a, const Side<T>& b, 
 }
 
 template <class T>
-void resident_potrs_2d(Uplo uplo, int lookahead, const Side<T>& a, const Side<T>& b, bool nccl, int ordinal) {
+void resident_solves_2d(bool lower, std::initializer_list<Op> ops, bool unit, int lookahead, const Side<T>& a,
+                        const Side<T>& b, bool nccl, int ordinal) {
     Tickets<T> tickets(*a.dev, *b.grid, nccl, ordinal);
-    // Lower: L·Y = B, then Lᴴ·X = Y.  Upper: Uᴴ·Y = B, then U·X = Y.
-    if (uplo == Uplo::Lower) {
-        res_trsm_2d(true, lookahead, a, b, tickets, !nccl);
-        res_trsm_2d_trans(true, Op::C, lookahead, a, b, tickets, !nccl);
-    } else {
-        res_trsm_2d_trans(false, Op::C, lookahead, a, b, tickets, !nccl);
-        res_trsm_2d(false, lookahead, a, b, tickets, !nccl);
+    for (Op op : ops) {
+        if (op == Op::N) res_trsm_2d(lower, unit, lookahead, a, b, tickets, !nccl);
+        else res_trsm_2d_trans(lower, op, unit, lookahead, a, b, tickets, !nccl);
     }
-    if (!tickets.drained()) throw Error("resident potrs: a posted piece was never waited for (internal error)");
+    if (!tickets.drained()) throw Error("resident solve: a posted piece was never waited for (internal error)");
+}
+
+template <class T>
+void resident_potrs_2d(Uplo uplo, int lookahead, const Side<T>& a, const Side<T>& b, bool nccl, int ordinal) {
+    // Lower: L·Y = B, then Lᴴ·X = Y.  Upper: Uᴴ·Y = B, then U·X = Y.
+    if (uplo == Uplo::Lower) resident_solves_2d(true, {Op::N, Op::C}, false, lookahead, a, b, nccl, ordinal);
+    else resident_solves_2d(false, {Op::C, Op::N}, false, lookahead, a, b, nccl, ordinal);
 }
 
 #define CALA_INST(T)                                                                                           \
-    template void res_trsm_2d<T>(bool, int, const Side<T>&, const Side<T>&, Tickets<T>&, bool);              \
+    template void res_trsm_2d<T>(bool, bool, int, const Side<T>&, const Side<T>&, Tickets<T>&, bool);        \
+    template void resident_solves_2d<T>(bool, std::initializer_list<Op>, bool, int, const Side<T>&, const Side<T>&, \
+                                        bool, int);                                                          \
     template void resident_potrs_2d<T>(Uplo, int, const Side<T>&, const Side<T>&, bool, int);
 CALA_FOR_EACH_TYPE(CALA_INST)
 #undef CALA_INST

@@ -7,6 +7,7 @@
 // transport (the NCCL transport has broadcasts only).
 
 #include <algorithm>
+#include <initializer_list>
 #include <vector>
 
 #include "cholesky/solve/trsm_plan.hpp"
@@ -16,20 +17,25 @@
 
 namespace cala::detail {
 
-/// Device elements a resident potrs holds on process (row, col) beside A and B: the moved copy
-/// of the plan (A or B in the loops' layout) and the larger of the two loops' slots (panels, and
-/// solved block rows or partial sums). Nothing on one rank (two device trsm in place).
-inline index_t res_potrs_workspace(Uplo uplo, const TrsmPlan& plan, int row, int col) {
+/// Device elements the resident solves `ops` (in turn, one plan) hold on process (row, col) beside
+/// A and B: the moved copy of the plan (A or B in the loops' layout) and the largest loop's slots
+/// (panels, and solved block rows or partial sums). Nothing on one rank (device trsm in place).
+inline index_t res_solve_workspace(std::initializer_list<Op> ops, const TrsmPlan& plan, int row, int col) {
     const BlockCyclic& a = plan.a_layout;
     if (a.p() * a.q() == 1 || a.n() == 0 || plan.b_layout.n() == 0) return 0;
     index_t moved = 0, loops = 0;
     if (plan.move_a) moved = a.rows.local_size(row) * a.cols.local_size(col);
     if (plan.move_b) moved = plan.b_layout.rows.local_size(row) * plan.b_layout.cols.local_size(col);
-    for (Op op : {uplo == Uplo::Lower ? Op::N : Op::C, uplo == Uplo::Lower ? Op::C : Op::N}) {
+    for (Op op : ops) {
         const auto buf = trsm_buffers(a, plan.b_layout, op, plan.lookahead, row, col);
         loops = std::max(loops, buf.panel_elems + buf.x_elems);
     }
     return moved + loops;
+}
+
+/// The same for potrs's two solves (Lower: N then C; Upper: C then N).
+inline index_t res_potrs_workspace(Uplo /*either*/, const TrsmPlan& plan, int row, int col) {
+    return res_solve_workspace({Op::N, Op::C}, plan, row, col);
 }
 
 /// Tickets on one PanelMover: its steps land in the order they were posted, so waiting for one
@@ -109,12 +115,21 @@ private:
 };
 
 /// The loops on aligned operands (a's square tiles lined up with b's rows, both on a.dev):
-/// B := op(A)⁻¹·B, A's `lower` triangle stored in a, lookahead 0 or 1.
+/// B := op(A)⁻¹·B, A's `lower` triangle stored in a (its diagonal taken as ones when `unit`),
+/// lookahead 0 or 1.
 template <class T>
-void res_trsm_2d(bool lower, int lookahead, const Side<T>& a, const Side<T>& b, Tickets<T>& tickets, bool staged);
+void res_trsm_2d(bool lower, bool unit, int lookahead, const Side<T>& a, const Side<T>& b, Tickets<T>& tickets,
+                 bool staged);
 template <class T>
-void res_trsm_2d_trans(bool lower, Op op, int lookahead, const Side<T>& a, const Side<T>& b, Tickets<T>& tickets,
-                       bool staged);
+void res_trsm_2d_trans(bool lower, Op op, bool unit, int lookahead, const Side<T>& a, const Side<T>& b,
+                       Tickets<T>& tickets, bool staged);
+
+/// The solves B := op(A)⁻¹·B for each op of `ops` in turn on aligned operands (A's `lower`
+/// triangle, unit diagonal or not), one mover: potrs's two (Lower: N then C; Upper: C then N)
+/// and trsm's one.
+template <class T>
+void resident_solves_2d(bool lower, std::initializer_list<Op> ops, bool unit, int lookahead, const Side<T>& a,
+                        const Side<T>& b, bool nccl, int ordinal);
 
 /// Both solves of potrs (Lower: L then Lᴴ; Upper: Uᴴ then U) on aligned operands, one mover.
 template <class T>

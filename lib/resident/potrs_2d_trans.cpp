@@ -20,8 +20,8 @@
 namespace cala::detail {
 
 template <class T>
-void res_trsm_2d_trans(bool lower, Op op, int lookahead, const Side<T>& a, const Side<T>& b, Tickets<T>& tickets,
-                       bool staged) {
+void res_trsm_2d_trans(bool lower, Op op, bool unit, int lookahead, const Side<T>& a, const Side<T>& b,
+                       Tickets<T>& tickets, bool staged) {
     const Grid2D& grid = *b.grid;
     const int p = grid.p(), r = grid.row(), c = grid.col();
     const Dist1D& R = a.layout.rows;
@@ -64,7 +64,7 @@ void res_trsm_2d_trans(bool lower, Op op, int lookahead, const Side<T>& a, const
         const auto sr = panels.rows(s);
         const auto [pa, ld] = panels.get(s);
         if (n_loc > 0)
-            dev.trsm(sc, true, lower, op, false, sr.w, n_loc, &one, pa + (sr.d0 - sr.p0), ld, brow(sr.d0), b.ld);
+            dev.trsm(sc, true, lower, op, unit, sr.w, n_loc, &one, pa + (sr.d0 - sr.p0), ld, brow(sr.d0), b.ld);
     };
     // Z_rc of step s to host memory, reduced to the owner row (its slot's last reduction done).
     auto reduce = [&](index_t s) {
@@ -116,7 +116,7 @@ void res_trsm_2d_trans(bool lower, Op op, int lookahead, const Side<T>& a, const
 }
 
 #define CALA_INST(T) \
-    template void res_trsm_2d_trans<T>(bool, Op, int, const Side<T>&, const Side<T>&, Tickets<T>&, bool);
+    template void res_trsm_2d_trans<T>(bool, Op, bool, int, const Side<T>&, const Side<T>&, Tickets<T>&, bool);
 CALA_FOR_EACH_TYPE(CALA_INST)
 #undef CALA_INST
 

@@ -3,6 +3,8 @@
 // p?trsm_ / p?trmm_ (Fortran ABI) -> m·n·k below the threshold: ScaLAPACK, nothing else
 // (decline) -> check the arguments as PBLAS does (descriptor) -> agree over the BLACS grid
 // (context) -> route: nothing | B := 0 locally (alpha = 0) | ScaLAPACK (no cala layout) |
+// p?trsm_ with CALA_DEVICES: resident on the rank's device where the model says the copies pay
+// (resident_route.hpp -> cala::trsm on ResidentMatrix copies, lib/resident) |
 // cala::trsm / cala::trmm on MatrixRefs over the user's local arrays
 // (cholesky/solve/ -> trsm loops | gemm/ -> kernels, BLIS)
 
@@ -22,6 +24,7 @@
 #include "scalapack/decline.hpp"
 #include "scalapack/descriptor.hpp"
 #include "scalapack/report.hpp"
+#include "scalapack/resident_route.hpp"
 #include "scalapack/view.hpp"
 
 namespace cala::scalapack {
@@ -185,7 +188,15 @@ void ptrxm(const Args<T>& x) {
     const Uplo uplo = u == 'L' ? Uplo::Lower : Uplo::Upper;
     const Op op = to_op(t);
     const Diag diag = d == 'U' ? Diag::Unit : Diag::NonUnit;
-    if (speaker)
+    // p?trsm_ on a GPU node (CALA_DEVICES): resident on the rank's device where the model says
+    // the copies pay (resident_route.hpp); its CALA_SHIM=log note says which ran where.
+    DeviceRoute dr;
+    if constexpr (K == Kind::Trsm) {
+        dr = choose_trsm_route<T>(*grid, side, uplo, op, av.layout(), bv.layout());
+        if (dr.asked) note_call(cat("where=", dr.where, ": ", dr.reason));
+        if (dr.asked && speaker) say(cat(call(), "cala: ", dr.where, ": ", dr.reason));
+    }
+    if (speaker && !dr.resident)
         say(cat(call(), "cala: ",
                 K == Kind::Trsm ? (left ? "trsm (left-side loops)" : "trsm (right side: B transposed, left-side loops)")
                                 : "trmm (gemm on the masked triangle)",
@@ -193,8 +204,22 @@ void ptrxm(const Args<T>& x) {
     cala_or_scalapack(
         rout, g,
         [&] {
-            if constexpr (K == Kind::Trsm) trsm(side, uplo, op, diag, alpha, av, bv);
-            else trmm(side, uplo, op, diag, alpha, av, bv);
+            if constexpr (K == Kind::Trsm) {
+                if (dr.resident) {
+                    try {
+                        return run_resident_trsm(dr.dev, side, uplo, op, diag, alpha, av, bv);
+                    } catch (const RankError&) {  // one rank only: the others cannot follow a fallback
+                        throw;
+                    } catch (const Error& e) {  // raised on every rank before B was written back
+                        if (g.row == 0 && g.col == 0)
+                            say(cat(rout, ": resident: ", e.what(), "; the CPU path computes this call"));
+                        note_call(cat("where=cpu: the resident run failed: ", e.what()));
+                    }
+                }
+                trsm(side, uplo, op, diag, alpha, av, bv);
+            } else {
+                trmm(side, uplo, op, diag, alpha, av, bv);
+            }
         },
         [&] { call_scalapack<T, K>(x); });
 }

@@ -122,7 +122,7 @@ const ProcessDevice& process_device() {
             int rank = 0;
             MPI_Comm_rank(MPI_COMM_WORLD, &rank);
             r.error = cat("device '", mine, "' (CALA_DEVICES=", list, ", rank ", rank, ") cannot be opened: ", e.what());
-            say(r.error + "; p?gemm_, p?potrf_: every call stays on the CPU path");
+            say(r.error + "; p?gemm_, p?potrf_, p?trsm_: every call stays on the CPU path");
         }
         return r;
     }();
@@ -367,6 +367,52 @@ DeviceRoute choose_potrf_route(const Grid2D& grid, Uplo uplo, const BlockCyclic&
 }
 
 template <class T>
+DeviceRoute choose_trsm_route(const Grid2D& grid, Side side, Uplo uplo, Op op, const BlockCyclic& a,
+                              const BlockCyclic& b) {
+    const int row = grid.row(), col = grid.col();
+    const auto loc = [&](const BlockCyclic& l) {
+        return double(l.rows.local_size(row)) * double(l.cols.local_size(col)) * double(sizeof(T));
+    };
+    const auto device_model = [&](const Rates& rt) {
+        Prediction pr;  // A and B up, B back
+        pr.copies = (loc(a) + 2.0 * loc(b)) / rt.bytes_per_s;
+        const Cost cost =
+            resident_trsm_cost(side, uplo, op, a, b, ResidentPotrfOptions{}, row, col, sizeof(T), is_complex_v<T>);
+        pr.seconds = pr.copies + resident_seconds(cost, rt, grid, sizeof(T));
+        return pr;
+    };
+    const auto cpu_model = [&] {
+        double s = std::numeric_limits<double>::infinity();
+        try {  // nothing may escape before the allreduce
+            const Cost cost = trsm_cost(side, uplo, op, a, b, TrsmOptions{}, row, col, sizeof(T), is_complex_v<T>);
+            s = predicted_seconds(cost, MachineModel::from_env(), sizeof(T));
+        } catch (const Error&) {
+        }
+        if (grid.comm().size() > 1) {  // the slowest rank's
+            CALA_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &s, 1, MPI_DOUBLE, MPI_MAX, grid.comm().get()));
+            detail::count_control();
+        }
+        return s;
+    };
+    bool same = true;
+    return decide<T>(grid, "p?trsm_", same, " (resident)", device_model, cpu_model);
+}
+
+template <class T>
+void run_resident_trsm(const ResidentDevice& dev, Side side, Uplo uplo, Op op, Diag diag, T alpha,
+                       const MatrixRef<T>& a, const MatrixRef<T>& b) {
+    const Grid2D& grid = b.grid();
+    const auto local = [&](const MatrixRef<T>& x) {
+        return x.layout().rows.local_size(grid.row()) > 0 && x.layout().cols.local_size(grid.col()) > 0;
+    };
+    ResidentMatrix<T> ra(grid, a.layout(), dev), rb(grid, b.layout(), dev);  // collective: fails everywhere
+    if (local(a)) ra.from_host(a.data(), a.ld());
+    if (local(b)) rb.from_host(b.data(), b.ld());
+    trsm(side, uplo, op, diag, alpha, ra, rb, ResidentPotrfOptions{});
+    if (local(b)) rb.to_host(b.data(), b.ld());
+}
+
+template <class T>
 void run_resident(const ResidentDevice& dev, Op op_a, Op op_b, T alpha, const MatrixRef<T>& a,
                   const MatrixRef<T>& b, T beta, const MatrixRef<T>& c, bool same_ab) {
     const Grid2D& grid = c.grid();
@@ -393,7 +439,10 @@ void run_resident(const ResidentDevice& dev, Op op_a, Op op_b, T alpha, const Ma
                                          const BlockCyclic&, bool, bool);                                         \
     template void run_resident<T>(const ResidentDevice&, Op, Op, T, const MatrixRef<T>&, const MatrixRef<T>&, T, \
                                   const MatrixRef<T>&, bool);                                                     \
-    template DeviceRoute choose_potrf_route<T>(const Grid2D&, Uplo, const BlockCyclic&);
+    template DeviceRoute choose_potrf_route<T>(const Grid2D&, Uplo, const BlockCyclic&);                          \
+    template DeviceRoute choose_trsm_route<T>(const Grid2D&, Side, Uplo, Op, const BlockCyclic&, const BlockCyclic&); \
+    template void run_resident_trsm<T>(const ResidentDevice&, Side, Uplo, Op, Diag, T, const MatrixRef<T>&,       \
+                                       const MatrixRef<T>&);
 CALA_FOR_EACH_TYPE(CALA_INST)
 
 }  // namespace cala::scalapack

@@ -1,6 +1,6 @@
 #pragma once
-// p?gemm_ on a GPU node: whether a call the shim computes runs resident on the rank's device
-// (CALA_DEVICES), and the resident run itself.
+// p?gemm_, p?potrf_ and p?trsm_ on a GPU node: whether a call the shim computes runs resident on
+// the rank's device (CALA_DEVICES), and the resident run itself.
 //
 // pgemm.cpp -> resident_route (this: the process's device, its measured rate, the model, one
 // allreduce over the grid) -> ResidentMatrix::from_host + cala::gemm(ResidentMatrix...) + to_host
@@ -12,6 +12,11 @@
 //   device = 2 x (the triangle's local part) bytes / copy rate
 //            + resident_potrf_cost (flops / device rate, words and messages / the network)
 //   cpu    = the planner's predicted seconds of cala::potrf on the caller's array (plan_potrf)
+//
+// p?trsm_ the same way (ptrxm.cpp -> choose_trsm_route -> run_resident_trsm: A's and B's local
+// arrays to the device, cala::trsm(Side, ResidentMatrix...), B back):
+//   device = (A + 2 B) local bytes / copy rate + resident_trsm_cost at the device's rates
+//   cpu    = trsm_cost of the host cala::trsm at the CPU's (MachineModel::from_env)
 //
 // The device is opened once per process, on the first call that asks for it, and kept: rank r of
 // MPI_COMM_WORLD takes entry r mod count of CALA_DEVICES ("0", "0,1", "host"), as cala-bench gemm
@@ -90,6 +95,21 @@ DeviceRoute choose_potrf_route(const Grid2D& grid, Uplo uplo, const BlockCyclic&
 /// A cala::Error (raised on every rank: the device's memory) leaves the caller's array as it was.
 template <class T>
 index_t run_resident_potrf(const ResidentDevice& dev, Uplo uplo, const MatrixRef<T>& a);
+
+/// The route of p?trsm_ on sub(A) (k x k, layout `a`) and sub(B) (layout `b`), the same on every
+/// rank. Collective over the grid (one allreduce) when CALA_DEVICES is set; local otherwise. The
+/// model: A's and B's local arrays up, B back, plus resident_trsm_cost at the device's rate
+/// (flops) and the network's (words and messages), against the host trsm_cost at the CPU's.
+template <class T>
+DeviceRoute choose_trsm_route(const Grid2D& grid, Side side, Uplo uplo, Op op, const BlockCyclic& a,
+                              const BlockCyclic& b);
+
+/// The resident p?trsm_: A's and B's local arrays copied onto `dev`, cala::trsm on them (one
+/// Device::trsm on a 1 x 1 grid, else the resident 2D solves), B copied back. Collective over the
+/// grid. A cala::Error (raised on every rank: the device's memory) leaves the caller's B as it was.
+template <class T>
+void run_resident_trsm(const ResidentDevice& dev, Side side, Uplo uplo, Op op, Diag diag, T alpha,
+                       const MatrixRef<T>& a, const MatrixRef<T>& b);
 
 /// One local block column of a triangle of a square layout with nb x nb tiles on this process:
 /// local columns [col, col + cols); local rows [band_begin, band_end) hold its global columns'

@@ -17,7 +17,10 @@
  * the factored triangle of sub(A) bitwise as it was. p?posv_ the same way (the positive definite
  * sub(A), NRHS = 3 at IB = 9, JB = 1): the solution against ScaLAPACK's p?potrf_ + p?potrs_ (30 n eps
  * |X_scalapack|max), B outside sub(B) bitwise as it was. (ScaLAPACK's routines call the PBLAS by
- * their Fortran names: its p?trsm_, p?syrk_ inside are the shim's.) Prints "case ... sum=" per case
+ * their Fortran names: its p?trsm_, p?syrk_ inside are the shim's.) Then p?trsm_ (pdtrsm_ every SIDE x
+ * UPLO x TRANSA x DIAG, pztrsm_ every SIDE x UPLO x TRANSA), sub(B) 37 x 29 at IB, JB, sub(A) inside a
+ * block: the solution against ScaLAPACK's own p?trsm_ (30 k eps |X_scalapack|max), A and B outside
+ * sub(B) bitwise as they were. Prints "case ... sum=" per case
  * (shim_resident.py compares the two runs) and "shim_resident: all checks passed". */
 #include <dlfcn.h>
 #include <float.h>
@@ -271,6 +274,65 @@ static void potrf_case(int ctxt, int w, char uplo, int fail, int posv, const cha
     free(before), free(a.x), free(r.x), free(before_b), free(b.x), free(rb.x);
 }
 
+/* p?trsm_ on sub(B) = B(IB:IB+M-1, JB:JB+N-1), sub(A) = A(IA:IA+k-1, JA:JA+k-1) with k = M (left) or
+ * N (right), w doubles per element: through the shim and through ScaLAPACK's own on copies of the
+ * same input. The triangle diagonally dominant (well conditioned); B outside sub(B) and all of A
+ * bitwise as they were. */
+typedef void Ptrsm(const char*, const char*, const char*, const char*, const int*, const int*, const double*,
+                   const double*, const int*, const int*, const int*, double*, const int*, const int*, const int*);
+Ptrsm pdtrsm_, pztrsm_;
+static void trsm_case(int ctxt, int w, char side, char uplo, char trans, char diag, const char* grid) {
+    void* lib = dlopen("libscalapack-mpich.so.2.2", RTLD_LAZY | RTLD_NOLOAD);
+    if (lib == NULL) lib = dlopen("libscalapack-mpich.so", RTLD_LAZY | RTLD_NOLOAD);
+    Ptrsm* real = (Ptrsm*)dlsym(lib, w == 1 ? "pdtrsm_" : "pztrsm_");
+    const int k = side == 'L' ? M : N;
+    Mat a = make(ctxt, k + IA + 1, k + JA, w), b = make(ctxt, M + IB + 2, N + JB + 1, w);
+    Mat r = make(ctxt, M + IB + 2, N + JB + 1, w);
+    fill(&a, w, 8), fill(&b, w, 9);
+    for (int jl = 0; jl < a.nloc; ++jl) /* a dominant diagonal in sub(A) */
+        for (int il = 0; il < a.mloc; ++il)
+            if (gi(il) - IA == gj(jl) - JA && gi(il) >= IA && gi(il) < IA + k) at(&a, il, jl, w)[0] = 2.0 * k + 1.0;
+    const size_t lena = (size_t)a.desc[8] * a.nloc * w, lenb = (size_t)b.desc[8] * b.nloc * w;
+    memcpy(r.x, b.x, lenb * sizeof(double));
+    double* before_a = malloc((lena + 1) * sizeof(double));
+    double* before_b = malloc((lenb + 1) * sizeof(double));
+    memcpy(before_a, a.x, lena * sizeof(double));
+    memcpy(before_b, b.x, lenb * sizeof(double));
+    const double alpha[2] = {1.25, -0.5};
+    const char ss[2] = {side, 0}, su[2] = {uplo, 0}, st[2] = {trans, 0}, sd[2] = {diag, 0};
+
+    (w == 1 ? pdtrsm_ : pztrsm_)(ss, su, st, sd, &M, &N, alpha, a.x, &IA, &JA, a.desc, b.x, &IB, &JB, b.desc);
+    real(ss, su, st, sd, &M, &N, alpha, a.x, &IA, &JA, a.desc, r.x, &IB, &JB, r.desc);
+
+    double err = 0, ref_max = 0, sum = 0;
+    int bad = memcmp(before_a, a.x, lena * sizeof(double)) != 0;
+    for (int jl = 0; jl < b.nloc; ++jl)
+        for (int il = 0; il < b.mloc; ++il) {
+            const int i = gi(il), j = gj(jl);
+            for (int c = 0; c < w; ++c) {
+                const double v = at(&b, il, jl, w)[c], ref = at(&r, il, jl, w)[c];
+                if (!inside(i, j, IB, JB, M, N)) {
+                    bad += memcmp(&v, &before_b[&at(&b, il, jl, w)[c] - b.x], sizeof v) != 0;
+                } else {
+                    err = isfinite(v) ? fmax(err, fabs(v - ref)) : INFINITY;
+                    ref_max = fmax(ref_max, fabs(ref));
+                    sum += v * (1.0 + 0.001 * (i + 2 * j + c));
+                }
+            }
+        }
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_SUM, gcomm);
+    MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, gcomm);
+    MPI_Allreduce(MPI_IN_PLACE, &ref_max, 1, MPI_DOUBLE, MPI_MAX, gcomm);
+    MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, gcomm);
+    const double tol = 30.0 * k * DBL_EPSILON * ref_max;
+    const int ok = bad == 0 && err <= tol;
+    if (!ok) ++failures;
+    if (me == 0)
+        printf("case %s %s(%c,%c,%c,%c) err=%.3e tol=%.3e sum=%.17g sumtol=%.3e %s\n", grid, w == 1 ? "pdtrsm" : "pztrsm",
+               side, uplo, trans, diag, err, tol, sum, tol * M * N * w * 2.0, ok ? "ok" : "FAILED");
+    free(before_a), free(before_b), free(a.x), free(b.x), free(r.x);
+}
+
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);
     int np;
@@ -308,6 +370,13 @@ int main(int argc, char** argv) {
                     potrf_case(ctxt, w, u ? 'U' : 'L', w == 1 ? 14 : 20, 0, g);
                     potrf_case(ctxt, w, u ? 'U' : 'L', 0, 1, g);
                 }
+            /* p?trsm_: pdtrsm_ every SIDE x UPLO x TRANSA x DIAG, pztrsm_ every SIDE x UPLO x TRANSA */
+            for (int w = 1; w <= 2; ++w)
+                for (int sd = 0; sd < 2; ++sd)
+                    for (int u = 0; u < 2; ++u)
+                        for (int x = 0; x < 3; ++x)
+                            for (int d = 0; d < (w == 1 ? 2 : 1); ++d)
+                                trsm_case(ctxt, w, sd ? 'R' : 'L', u ? 'U' : 'L', ops[x], d ? 'U' : 'N', g);
             Cblacs_gridexit(ctxt);
         }
         MPI_Comm_free(&gcomm);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""p?gemm_, p?potrf_ and p?posv_ with CALA_DEVICES through the shim (issue 30, item 4; lib/scalapack/resident_route.hpp).
+"""p?gemm_, p?potrf_, p?posv_ and p?trsm_ with CALA_DEVICES through the shim (issue 30, item 4; lib/scalapack/resident_route.hpp).
 
   shim_resident.py --mpiexec M --exe shim_resident --np N --grids 1x2,2x1
       shim_resident (linked with the shim) twice with CALA_DEVICES=host, CALA_SHIM=log and
@@ -7,7 +7,7 @@
       and never (every case on the CPU path); on 1x1 the always run takes the pipelined copies
       (slices of 8 columns), and a third run the whole resident gemm (CALA_SHIM_DEVICE_PIPELINE=0).
       Each run checks itself against ScaLAPACK's own
-      p?gemm_, p?potrf_ and p?posv_; here: every case's log line names where it ran (p?potrf_ and
+      p?gemm_, p?potrf_, p?posv_ and p?trsm_; here: every case's log line names where it ran (p?potrf_ and
       p?posv_'s factorization: `(resident)` with always on every grid), and the runs' sums agree. Two more runs under the model
       (CALA_SHIM_DEVICE=model, a device of 10^6 GFLOP/s): copies at 10^6 GB/s (and a network of no
       cost: at n = 29 the messages would decide) send every p?potrf_ (and p?posv_'s factorization) to the device, copies at 10^-6 GB/s keep it on the CPU, the log line saying both predictions.
@@ -31,6 +31,7 @@ import mpirun
 CASES_PER_GRID = 19  # pdgemm_ and pzgemm_, TRANSA x TRANSB in N, T, C; C := A·Aᵀ with B = A
 POTRF_CASES_PER_GRID = 8  # pdpotrf_ and pzpotrf_, UPLO L and U, positive definite and not
 POSV_CASES_PER_GRID = 4  # pdposv_ and pzposv_, UPLO L and U
+TRSM_CASES_PER_GRID = 36  # pdtrsm_ SIDE x UPLO x TRANSA x DIAG (24), pztrsm_ SIDE x UPLO x TRANSA (12)
 
 
 def run(cmd, env, name):
@@ -57,6 +58,7 @@ def check_program(args):
     want = CASES_PER_GRID * len(grids)
     want_potrf = POTRF_CASES_PER_GRID * len(grids)
     want_posv = POSV_CASES_PER_GRID * len(grids)
+    want_trsm = TRSM_CASES_PER_GRID * len(grids)
     name = "host#1" if args.devices == "host" else f"cuda:{args.devices}"
     dev = rf"where=device {name} \(resident{{}}\): CALA_SHIM_DEVICE=always"
     cpu = r"where=cpu: CALA_SHIM_DEVICE=never"
@@ -98,14 +100,20 @@ def check_program(args):
         got = len(re.findall(r"cala_scalapack log: P[DZ]POSV uplo=[LU] n=29 nrhs=3 ran=cala .*" + posv, r.out, re.M))
         if got != want_posv:
             errors.append(f"{mode}: {got} p?posv_ calls logged as '{posv}', expected {want_posv}")
+        if where is not None:  # p?trsm_ (its own cases: B 37 x 29) where the p?gemm_ cases ran, never pipelined
+            where_trsm = where.replace(", pipelined copies", "")
+            got = len(re.findall(r"cala_scalapack log: P[DZ]TRSM side=[LR] uplo=[LU] transa=[NTC] diag=[NU] m=37 n=29 "
+                                 r"ran=cala .*" + where_trsm, r.out))
+            if got != want_trsm:
+                errors.append(f"{mode}: {got} p?trsm_ calls logged as '{where_trsm}', expected {want_trsm}")
         if len(re.findall(r"cala_scalapack log: PDGEMM .* ran=illegal-argument", r.out)) != len(grids):
             errors.append(f"{mode}: the illegal TRANSA was not reported as such once per grid")
         if len(re.findall(r"illegal TRANSA: C untouched", r.out)) != len(grids):
             errors.append(f"{mode}: C changed by an illegal call")
         sums[mode] = {m.group(1): (float(m.group(2)), float(m.group(3)))
                       for m in re.finditer(r"^case (.*?) err=.* sum=(\S+) sumtol=(\S+)", r.out, re.M)}
-        if len(sums[mode]) != want + want_potrf + want_posv:
-            errors.append(f"{mode}: {len(sums[mode])} cases printed, expected {want + want_potrf + want_posv}")
+        if len(sums[mode]) != want + want_potrf + want_posv + want_trsm:
+            errors.append(f"{mode}: {len(sums[mode])} cases printed, expected {want + want_potrf + want_posv + want_trsm}")
     for mode in (m for m in sums if m != "never"):
         for case, (s, tol) in sums[mode].items():
             other = sums["never"].get(case)

@@ -29,37 +29,6 @@ const Shape kShapes[] = {
     {16, 9, 4, 3, 4, 4, true, 1, 3},   // A without square tiles
 };
 
-// max |got - ref| / (eps·(k + 2)·max bound), with ref and bound summed in long double.
-template <class T>
-double ratio(long double num, long double den, index_t k) {
-    if (!(num == num)) return INFINITY;
-    if (num == 0) return 0;
-    return static_cast<double>(num / (static_cast<long double>(eps<T>()) * (k + 2) * (den + 1e-300L)));
-}
-
-// Right side solve: max |X·op(A) - alpha·B| (X, B m x n; A n x n).
-template <class T>
-double solve_residual(const std::vector<T>& a, index_t n, Uplo uplo, Op op, Diag diag, T alpha,
-                      const std::vector<T>& b, const std::vector<T>& x, index_t m) {
-    using LC = std::complex<long double>;
-    long double num = 0, den = 0;
-    for (index_t j = 0; j < n; ++j)
-        for (index_t i = 0; i < m; ++i) {
-            LC s = -LC(alpha) * LC(b[i + j * m]);
-            long double bound = std::abs(LC(alpha)) * std::abs(LC(b[i + j * m]));
-            for (index_t l = 0; l < n; ++l) {
-                const LC t(test::tri_at(a, n, uplo, op, diag, l, j)), y(x[i + l * m]);
-                s += y * t;
-                bound += std::abs(y) * std::abs(t);
-            }
-            const long double d = std::abs(s);
-            if (!(d == d)) return INFINITY;
-            num = std::max(num, d);
-            den = std::max(den, bound);
-        }
-    return ratio<T>(num, den, n);
-}
-
 // Product: max |got - alpha·op(A)·B| (Left) or |got - alpha·B·op(A)| (Right).
 template <class T>
 double product_error(Side side, const std::vector<T>& a, index_t k, Uplo uplo, Op op, Diag diag, T alpha,
@@ -81,7 +50,7 @@ double product_error(Side side, const std::vector<T>& a, index_t k, Uplo uplo, O
             num = std::max(num, d);
             den = std::max(den, std::abs(LC(alpha)) * bound);
         }
-    return ratio<T>(num, den, k);
+    return test::residual_ratio<T>(num, den, k);
 }
 
 template <class T>
@@ -107,7 +76,7 @@ void run_case(const Grid2D& grid, const Shape& s, bool solve, Side side, Uplo up
     const auto x = gather(b);
     double err = 0;
     if (grid.comm().rank() == 0) {
-        if (solve) err = solve_residual(ga, k, uplo, op, diag, alpha, gb, x, s.m);
+        if (solve) err = test::trsm_right_residual(ga, k, uplo, op, diag, alpha, gb, x, s.m);
         else err = product_error(side, ga, k, uplo, op, diag, alpha, gb, x, s.m, s.n);
     }
     const std::size_t es = sizeof(T);

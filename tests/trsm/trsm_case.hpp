@@ -67,6 +67,37 @@ double trsm_residual(const std::vector<T>& a, index_t n, Uplo uplo, Op op, Diag 
     return static_cast<double>(num / (static_cast<long double>(eps<T>()) * (n + 2) * (den + 1e-300L)));
 }
 
+/// max |got - ref| / (eps·(k + 2)·max bound), with ref and bound summed in long double.
+template <class T>
+double residual_ratio(long double num, long double den, index_t k) {
+    if (!(num == num)) return INFINITY;
+    if (num == 0) return 0;
+    return static_cast<double>(num / (static_cast<long double>(eps<T>()) * (k + 2) * (den + 1e-300L)));
+}
+
+/// Right side solve: max |X·op(A) - alpha·B| (X, B m x n; A n x n).
+template <class T>
+double trsm_right_residual(const std::vector<T>& a, index_t n, Uplo uplo, Op op, Diag diag, T alpha,
+                      const std::vector<T>& b, const std::vector<T>& x, index_t m) {
+    using LC = std::complex<long double>;
+    long double num = 0, den = 0;
+    for (index_t j = 0; j < n; ++j)
+        for (index_t i = 0; i < m; ++i) {
+            LC s = -LC(alpha) * LC(b[i + j * m]);
+            long double bound = std::abs(LC(alpha)) * std::abs(LC(b[i + j * m]));
+            for (index_t l = 0; l < n; ++l) {
+                const LC t(tri_at(a, n, uplo, op, diag, l, j)), y(x[i + l * m]);
+                s += y * t;
+                bound += std::abs(y) * std::abs(t);
+            }
+            const long double d = std::abs(s);
+            if (!(d == d)) return INFINITY;
+            num = std::max(num, d);
+            den = std::max(den, bound);
+        }
+    return residual_ratio<T>(num, den, n);
+}
+
 /// This rank's traffic and workspace peak since the marks, against a model cost.
 struct Measured {
     Traffic t;
