@@ -16,6 +16,9 @@
 //     (lib/resident/potrs.cpp) -> two Device::trsm on a 1 x 1 grid | the host potrs's 2D loops on
 //     device tiles (potrs_2d.cpp, potrs_2d_trans.cpp) -> panel transport -> Device::trsm / gemm
 //
+// cala::herk(ResidentMatrix, ResidentMatrix) -> checks, the gemm planner's moves (lib/resident/
+//     syrk.cpp) -> resident_summa_c with each group's product on C's triangle -> Device::gemm / herk
+//
 // cala::trsm(Side, ResidentMatrix, ResidentMatrix) -> checks, transport, the host trsm's plan
 //     (lib/resident/trsm.cpp) -> one Device::trsm on a 1 x 1 grid | B transposed (right side),
 //     the same 2D loops as potrs -> Device::trsm / gemm
@@ -186,6 +189,30 @@ void gemm(Op op_a, Op op_b, T alpha, const ResidentMatrix<T>& a, const ResidentM
 /// extra_bytes is the device workspace (moved operands and panel slots); no host workspace.
 Cost resident_gemm_cost(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
                         const ResidentGemmOptions& opts, int row, int col, std::size_t elem_size, bool is_complex);
+
+/// C := alpha·A·Aᴴ + beta·C on the `uplo` triangle of C (real types: A·Aᵀ, syrk), A n x k and C
+/// n x n with square tiles, both on the rank's device; alpha and beta real; the other strict
+/// triangle of C is not touched. The resident stationary-C SUMMA with A and Aᴴ as its operands
+/// (A moved into C's rows and Aᴴ into C's columns on the device where they do not line up, staged
+/// and counted), each group's product restricted to C's triangle: Device::gemm on the tiles off
+/// the diagonal, Device::herk on the diagonal tiles (CudaDevice: cublas?syrk / ?herk). alpha == 0
+/// or k == 0: the triangle scaled by beta, A not read.
+///
+/// Collective over the grid of C; every rank passes the same arguments.
+/// @pre C square with square tiles (rows and columns blocked alike), A with C's n rows, on the
+///      same grid; on each rank A and C on one device, every rank on the same kind of memory; the
+///      workspace fits the device (otherwise cala::Error on every rank, C untouched). Both in host
+///      memory on every rank: cala::herk on their host views.
+template <class T>
+void herk(Uplo uplo, real_t<T> alpha, const ResidentMatrix<T>& a, real_t<T> beta, ResidentMatrix<T>& c,
+          const ResidentGemmOptions& opts = {});
+
+/// Exact words and messages process (row, col) moves in the resident herk above (alpha != 0, k >
+/// 0): resident_gemm_cost's for C := A·Aᴴ (the same broadcasts and operand moves), the flops of
+/// C's triangle (2·rows·w·k per tile column off the diagonal, w·(w+1)·k per diagonal tile; 4x
+/// for complex types), and extra_bytes: the device workspace.
+Cost resident_herk_cost(Uplo uplo, const BlockCyclic& a, const BlockCyclic& c, const ResidentGemmOptions& opts,
+                        int row, int col, std::size_t elem_size, bool is_complex);
 
 struct ResidentPotrfOptions {
     /// 1: the next panel's column is updated first, and the next panel factored, solved and its

@@ -256,10 +256,11 @@ void herk(bool lower, Op op_a, index_t n, index_t k, real_t<T> alpha, const T* a
           T* c, index_t ldc) {
     if (n == 0) return;
     if (k == 0 || alpha == real_t<T>(0)) {
-        // Only the referenced triangle is scaled.
+        // Only the referenced triangle is scaled; the diagonal is made real (BLAS ?herk).
         for (index_t j = 0; j < n; ++j) {
             const index_t i0 = lower ? j : 0, i1 = lower ? n : j + 1;
             for (index_t i = i0; i < i1; ++i) c[i + j * ldc] = beta == real_t<T>(0) ? T(0) : T(beta) * c[i + j * ldc];
+            if constexpr (is_complex_v<T>) c[j + j * ldc] = T(std::real(c[j + j * ldc]));
         }
         return;
     }

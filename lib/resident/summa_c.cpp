@@ -46,8 +46,30 @@ index_t resident_slots(const GemmPlan& plan, const BlockCyclic& c, int row, int 
 }
 
 template <class T>
+void triangle_update(device::Device& dev, const TriangleUpdate& tu, const Side<T>& c, index_t k, T alpha,
+                     const T* ap, index_t lda, const T* bp, index_t ldb, bool first) {
+    const device::Scalar s = device::scalar_of<T>();
+    const bool lower = tu.uplo == Uplo::Lower;
+    const T one(1), zero(0);
+    const real_t<T> one_r(1);
+    const T beta = first ? T(*static_cast<const real_t<T>*>(tu.beta_real)) : one;
+    const T* a0 = k > 0 ? ap : c.data;  // k = 0: nothing is read (BLAS semantics)
+    const index_t lda0 = k > 0 ? lda : c.ld;
+    for (const TrianglePiece& t : triangle_pieces(tu.uplo, c.layout, c.grid->row(), c.grid->col())) {
+        // the whole rows of the triangle off the diagonal tile
+        const index_t r0 = lower ? t.band_end : t.row_begin, r1 = lower ? t.row_end : t.band_begin;
+        if (r1 > r0)
+            dev.gemm(s, Op::N, Op::N, r1 - r0, t.cols, k, k > 0 ? &alpha : &zero, k > 0 ? a0 + r0 : a0, lda0,
+                     k > 0 ? bp + t.col * ldb : c.data, k > 0 ? ldb : 1, &beta, c.data + r0 + t.col * c.ld, c.ld);
+        if (t.band_end > t.band_begin)  // the diagonal tile: its triangle only
+            dev.herk(s, lower, Op::N, t.cols, k, k > 0 ? tu.alpha_real : &one_r, k > 0 ? a0 + t.band_begin : a0,
+                     lda0, first ? tu.beta_real : &one_r, c.data + t.band_begin + t.col * c.ld, c.ld);
+    }
+}
+
+template <class T>
 void resident_summa_c(const GemmPlan& plan, T alpha, const Side<T>& a, const Side<T>& b, T beta, const Side<T>& c,
-                      bool nccl, int ordinal) {
+                      bool nccl, int ordinal, const TriangleUpdate* tri) {
     device::Device& dev = *c.dev;
     const Grid2D& grid = *c.grid;
     const int p = grid.p(), q = grid.q(), rr = grid.row(), cc = grid.col();
@@ -59,7 +81,8 @@ void resident_summa_c(const GemmPlan& plan, T alpha, const Side<T>& a, const Sid
     const device::Scalar s = device::scalar_of<T>();
     const T one(1);
     if (ng == 0) {  // k == 0: C := beta·C
-        if (m_loc > 0 && n_loc > 0)
+        if (tri) triangle_update(dev, *tri, c, 0, alpha, c.data, c.ld, c.data, c.ld, true);
+        else if (m_loc > 0 && n_loc > 0)
             dev.gemm(s, Op::N, Op::N, m_loc, n_loc, 0, &alpha, c.data, c.ld, c.data, c.ld, &beta, c.data, c.ld);
         dev.synchronize();
         return;
@@ -124,15 +147,18 @@ void resident_summa_c(const GemmPlan& plan, T alpha, const Side<T>& a, const Sid
             }
         }
         mover.poll();
-        dev.gemm(s, Op::N, Op::N, m_loc, n_loc, wg, &alpha, ap, lda, bp, ldb, g == 0 ? &beta : &one, c.data, c.ld);
+        if (tri) triangle_update(dev, *tri, c, wg, alpha, ap, lda, bp, ldb, g == 0);
+        else dev.gemm(s, Op::N, Op::N, m_loc, n_loc, wg, &alpha, ap, lda, bp, ldb, g == 0 ? &beta : &one, c.data, c.ld);
         mover.poll();
     }
     dev.synchronize();
 }
 
 #define CALA_INST(T)                                                                                       \
+    template void triangle_update<T>(device::Device&, const TriangleUpdate&, const Side<T>&, index_t, T,       \
+                                     const T*, index_t, const T*, index_t, bool);                              \
     template void resident_summa_c<T>(const GemmPlan&, T, const Side<T>&, const Side<T>&, T, const Side<T>&, \
-                                      bool, int);
+                                      bool, int, const TriangleUpdate*);
 CALA_FOR_EACH_TYPE(CALA_INST)
 
 }  // namespace cala::detail

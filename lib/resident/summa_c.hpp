@@ -5,6 +5,7 @@
 
 #include "gemm/plan.hpp"
 #include "resident/stage.hpp"
+#include "resident/triangle.hpp"
 
 namespace cala::detail {
 
@@ -13,8 +14,25 @@ namespace cala::detail {
 /// put together in. The same count resident_gemm_cost's memory uses.
 index_t resident_slots(const GemmPlan& plan, const BlockCyclic& c, int row, int col);
 
+/// herk's update: only the `uplo` triangle of C (square tiles) is written, B' is A''s conjugate
+/// transpose, the diagonal tiles by Device::herk from A''s rows with the real alpha and beta
+/// (host scalars of the real type), the tiles off them by Device::gemm.
+struct TriangleUpdate {
+    Uplo uplo;
+    const void* alpha_real;
+    const void* beta_real;
+};
+
+/// The `uplo` triangle of C's local array := beta·C + alpha·A'·B' for one group of depth k
+/// (first: beta applies, else 1), A' local rows like C's (lda), B' local columns like C's (ldb);
+/// k = 0: the triangle scaled by beta. Local; issued on the device.
+template <class T>
+void triangle_update(device::Device& dev, const TriangleUpdate& tu, const Side<T>& c, index_t k, T alpha,
+                     const T* ap, index_t lda, const T* bp, index_t ldb, bool first);
+
+/// The engine; `tri` (herk) restricts each group's product to C's triangle.
 template <class T>
 void resident_summa_c(const GemmPlan& plan, T alpha, const Side<T>& a, const Side<T>& b, T beta, const Side<T>& c,
-                      bool nccl, int ordinal);
+                      bool nccl, int ordinal, const TriangleUpdate* tri = nullptr);
 
 }  // namespace cala::detail

@@ -1,4 +1,5 @@
-// p?potrf_ on a GPU node: the resident run (resident_route.hpp).
+// p?potrf_ on a GPU node: the resident run (resident_route.hpp), and the triangle's copies it and
+// p?syrk_/p?herk_'s resident run share.
 //
 // ppotrf.cpp -> run_resident_potrf (this) -> ResidentMatrix (device memory) + Device copies of the
 // triangle's local pieces -> cala::potrf(Uplo, ResidentMatrix&) (lib/resident: one Device::potrf
@@ -23,26 +24,26 @@
 namespace cala::scalapack {
 
 template <class T>
-index_t run_resident_potrf(const ResidentDevice& dev, Uplo uplo, const MatrixRef<T>& a) {
-    const Grid2D& grid = a.grid();
-    const BlockCyclic& l = a.layout();
-    const int row = grid.row(), col = grid.col();
-    const std::vector<TrianglePiece> pieces = triangle_pieces(uplo, l, row, col);
-    ResidentMatrix<T> ra(grid, l, dev);  // collective: a device too small fails on every rank here
-    device::Device& d = *dev.get();
+void triangle_to_device(Uplo uplo, const MatrixRef<T>& a, const ResidentMatrix<T>& ra) {
+    device::Device& d = *ra.device().get();
     const index_t ld = ra.ld(), lda = a.ld();
-    for (const TrianglePiece& t : pieces)
+    for (const detail::TrianglePiece& t : detail::triangle_pieces(uplo, a.layout(), a.grid().row(), a.grid().col()))
         if (t.row_end > t.row_begin)
             d.copy_to_device({ra.data() + t.row_begin + t.col * ld, ld, a.data() + t.row_begin + t.col * lda, lda,
                               t.row_end - t.row_begin, t.cols, sizeof(T)});
     d.synchronize();
+}
 
-    const index_t info = potrf(uplo, ra, ResidentPotrfOptions{});
-
-    // Back: the rows off the band in place, the band through a host slot.
+template <class T>
+void triangle_to_host(Uplo uplo, const ResidentMatrix<T>& ra, const MatrixRef<T>& a) {
+    // The rows off the band in place, the band through a host slot.
+    device::Device& d = *ra.device().get();
+    const BlockCyclic& l = a.layout();
+    const int row = a.grid().row(), col = a.grid().col();
+    const index_t ld = ra.ld(), lda = a.ld();
     const bool lower = uplo == Uplo::Lower;
     std::vector<T> band;
-    for (const TrianglePiece& t : pieces) {
+    for (const detail::TrianglePiece& t : detail::triangle_pieces(uplo, l, row, col)) {
         const index_t r0 = lower ? t.band_end : t.row_begin, r1 = lower ? t.row_end : t.band_begin;
         if (r1 > r0)
             d.copy_to_host({a.data() + r0 + t.col * lda, lda, ra.data() + r0 + t.col * ld, ld, r1 - r0, t.cols,
@@ -61,10 +62,21 @@ index_t run_resident_potrf(const ResidentDevice& dev, Uplo uplo, const MatrixRef
         }
     }
     d.synchronize();
+}
+
+template <class T>
+index_t run_resident_potrf(const ResidentDevice& dev, Uplo uplo, const MatrixRef<T>& a) {
+    ResidentMatrix<T> ra(a.grid(), a.layout(), dev);  // collective: a device too small fails on every rank here
+    triangle_to_device(uplo, a, ra);
+    const index_t info = potrf(uplo, ra, ResidentPotrfOptions{});
+    triangle_to_host(uplo, ra, a);
     return info;
 }
 
-#define CALA_INST(T) template index_t run_resident_potrf<T>(const ResidentDevice&, Uplo, const MatrixRef<T>&);
+#define CALA_INST(T)                                                                            \
+    template void triangle_to_device<T>(Uplo, const MatrixRef<T>&, const ResidentMatrix<T>&);     \
+    template void triangle_to_host<T>(Uplo, const ResidentMatrix<T>&, const MatrixRef<T>&);       \
+    template index_t run_resident_potrf<T>(const ResidentDevice&, Uplo, const MatrixRef<T>&);
 CALA_FOR_EACH_TYPE(CALA_INST)
 
 }  // namespace cala::scalapack

@@ -328,33 +328,12 @@ DeviceRoute choose_route(const Grid2D& grid, Op op_a, Op op_b, const BlockCyclic
     return out;
 }
 
-std::vector<TrianglePiece> triangle_pieces(Uplo uplo, const BlockCyclic& a, int row, int col) {
-    const index_t n_loc = a.cols.local_size(col), m_loc = a.rows.local_size(row);
-    std::vector<TrianglePiece> out;
-    for (index_t jl = 0; jl < n_loc;) {  // one local block column at a time
-        const index_t j0 = a.cols.to_global(jl, col), b = a.cols.block_of(j0);
-        const index_t w = std::min(a.cols.block_start(b) + a.cols.block_size(b) - j0, n_loc - jl);
-        TrianglePiece t{jl, w, a.rows.local_before(j0, row), a.rows.local_before(j0 + w, row), 0, 0};
-        t.row_begin = uplo == Uplo::Lower ? t.band_begin : 0;
-        t.row_end = uplo == Uplo::Lower ? m_loc : t.band_end;
-        out.push_back(t);
-        jl += w;
-    }
-    return out;
-}
-
-index_t triangle_elements(Uplo uplo, const BlockCyclic& a, int row, int col) {
-    index_t count = 0;
-    for (const TrianglePiece& t : triangle_pieces(uplo, a, row, col)) count += (t.row_end - t.row_begin) * t.cols;
-    return count;
-}
-
 template <class T>
 DeviceRoute choose_potrf_route(const Grid2D& grid, Uplo uplo, const BlockCyclic& a) {
     const int row = grid.row(), col = grid.col();
     const auto device_model = [&](const Rates& rt) {
         Prediction pr;  // the triangle's local part in, and the factor back
-        pr.copies = 2.0 * double(triangle_elements(uplo, a, row, col)) * double(sizeof(T)) / rt.bytes_per_s;
+        pr.copies = 2.0 * double(detail::triangle_elements(uplo, a, row, col)) * double(sizeof(T)) / rt.bytes_per_s;
         const Cost cost = resident_potrf_cost(uplo, a, ResidentPotrfOptions{}, row, col, sizeof(T), is_complex_v<T>);
         pr.seconds = pr.copies + resident_seconds(cost, rt, grid, sizeof(T));
         return pr;

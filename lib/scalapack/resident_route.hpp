@@ -41,6 +41,7 @@
 #include "cala/layout.hpp"
 #include "cala/matrix.hpp"
 #include "cala/resident.hpp"
+#include "resident/triangle.hpp"
 
 namespace cala::scalapack {
 
@@ -111,16 +112,14 @@ template <class T>
 void run_resident_trsm(const ResidentDevice& dev, Side side, Uplo uplo, Op op, Diag diag, T alpha,
                        const MatrixRef<T>& a, const MatrixRef<T>& b);
 
-/// One local block column of a triangle of a square layout with nb x nb tiles on this process:
-/// local columns [col, col + cols); local rows [band_begin, band_end) hold its global columns'
-/// indices (the diagonal band, where the triangle cuts through); [row_begin, row_end) are the rows
-/// the triangle's columns reach (Lower: band_begin to the end; Upper: 0 to band_end).
-struct TrianglePiece {
-    index_t col, cols, band_begin, band_end, row_begin, row_end;
-};
-std::vector<TrianglePiece> triangle_pieces(Uplo uplo, const BlockCyclic& a, int row, int col);
-/// The local elements the pieces cover: what run_resident_potrf copies each way. Local.
-index_t triangle_elements(Uplo uplo, const BlockCyclic& a, int row, int col);
+/// The triangle `uplo` of a's local array (square nb x nb tiles from a block boundary: each local
+/// block column's rows from its diagonal band on (Lower), or up to it (Upper)) into ra's local
+/// array, and back: only the triangle's entries are written into the caller's array, the diagonal
+/// band through a host slot. Local; completed on return.
+template <class T>
+void triangle_to_device(Uplo uplo, const MatrixRef<T>& a, const ResidentMatrix<T>& ra);
+template <class T>
+void triangle_to_host(Uplo uplo, const ResidentMatrix<T>& ra, const MatrixRef<T>& a);
 
 /// Width of run_pipelined's slices of C for n columns: n / 16 rounded up, at least 256
 /// (CALA_SHIM_DEVICE_SLICE, when set, instead: tests).

@@ -1,0 +1,145 @@
+// cala::herk on resident matrices -> checks, the resident gemm's plan for C := A·Aᴴ (this file:
+//   A into C's rows and Aᴴ into C's columns where they do not line up, staged) -> resident_summa_c
+//   with each group's product restricted to C's triangle (triangle_update: Device::gemm off the
+//   diagonal tiles, Device::herk on them) -> PanelMover (NCCL | MPI staged)
+//
+// The panels that travel are the gemm's (whole block columns of A' along the rows, whole block
+// rows of Aᴴ down the columns), so resident_gemm_cost counts the words and messages; the flops
+// are the triangle's.
+
+#include <algorithm>
+#include <memory>
+
+#include "cala/symm.hpp"
+#include "core/check.hpp"
+#include "matrix/redistribute_impl.hpp"
+#include "model/check.hpp"
+#include "resident/checks.hpp"
+#include "resident/plan.hpp"
+#include "resident/summa_c.hpp"
+
+namespace cala {
+
+namespace {
+
+// The operand B of C := A·op(A): Aᴴ (Aᵀ for real types, the same).
+template <class T>
+constexpr Op herm_op() {
+    return is_complex_v<T> ? Op::C : Op::T;
+}
+
+std::string herk_shape_error(const BlockCyclic& a, const BlockCyclic& c) {
+    using detail::cat;
+    if (c.m() != c.n()) return cat("herk: C is ", c.m(), " x ", c.n(), ", must be square");
+    if (c.rows.nb != c.cols.nb || c.rows.ib != c.cols.ib)
+        return cat("herk: C's tiles are not square (row blocks ", c.rows.nb, " first ", c.rows.ib, ", column blocks ",
+                   c.cols.nb, " first ", c.cols.ib, ")");
+    if (a.m() != c.n()) return cat("herk: A has ", a.m(), " rows but C is ", c.n(), " x ", c.n());
+    return {};
+}
+
+// Device elements beside A and C on process (row, col): the gemm's moved operands and slots.
+index_t herk_workspace(const BlockCyclic& a, const BlockCyclic& c, Op bop, const ResidentGemmOptions& o, int row,
+                       int col) {
+    if (c.n() == 0 || a.n() == 0) return 0;
+    return detail::resident_workspace(detail::resident_plan(Op::N, bop, a, a, c, o), c, row, col);
+}
+
+template <class T>
+std::string check_resident_herk(Uplo uplo, const ResidentMatrix<T>& a, const ResidentMatrix<T>& c,
+                                const ResidentGemmOptions& o, int kind_lo, int kind_hi) {
+    using detail::cat;
+    if (uplo != Uplo::Lower && uplo != Uplo::Upper) return cat("herk: uplo is ", static_cast<int>(uplo), ", not a Uplo");
+    std::string e = detail::check_same_grid("herk", "A", a.grid(), a.layout(), c.grid());
+    if (e.empty()) e = detail::check_same_grid("herk", "C", c.grid(), c.layout(), c.grid());
+    if (e.empty()) e = herk_shape_error(a.layout(), c.layout());
+    if (!e.empty()) return e;
+    if (o.lookahead < 1) return cat("herk: lookahead is ", o.lookahead, ", must be >= 1");
+    if (o.panel_width < 0) return cat("herk: panel_width is ", o.panel_width, ", must be >= 0");
+    const int rank = c.grid().comm().rank();
+    if (e = detail::same_device_error("herk", "A", a.device(), "C", c.device(), rank); !e.empty()) return e;
+    if (e = detail::memory_error("herk", "the operands live", o.transport, kind_lo, kind_hi); !e.empty()) return e;
+    if (!c.on_device()) return {};
+    const index_t need = herk_workspace(a.layout(), c.layout(), herm_op<T>(), o, c.grid().row(), c.grid().col());
+    return detail::workspace_error("herk", "update", need * std::int64_t(sizeof(T)), c.device(), rank);
+}
+
+}  // namespace
+
+template <class T>
+void herk(Uplo uplo, real_t<T> alpha, const ResidentMatrix<T>& a, real_t<T> beta, ResidentMatrix<T>& c,
+          const ResidentGemmOptions& opts) {
+    const Grid2D& grid = c.grid();
+    const auto [kind_lo, kind_hi] = detail::agree_kinds(grid, {&a.device(), &c.device()});
+    const std::string err = check_resident_herk(uplo, a, c, opts, kind_lo, kind_hi);
+    std::uint64_t fp = 0;
+    if (err.empty()) {
+        const std::int64_t v[4] = {static_cast<int>(uplo), opts.lookahead, opts.panel_width,
+                                   static_cast<int>(opts.transport)};
+        fp = detail::fingerprint(detail::fingerprint(1469598103934665603ull, v, sizeof v), a.layout());
+        fp = detail::fingerprint(detail::fingerprint(fp, c.layout()), &alpha, sizeof alpha);
+        fp = detail::fingerprint(fp, &beta, sizeof beta);
+    }
+    grid.comm().agree(err, fp, "herk");
+
+    if (opts.report) *opts.report = {PanelTransport::Staged, c.on_device() ? "nothing to update" : "host memory", 0};
+    if (!c.on_device()) {  // host memory on every rank: the host algorithm on the views
+        herk(uplo, alpha, a.host_view(), beta, c.host_view());
+        return;
+    }
+    if (c.n() == 0) return;
+    device::Device& dev = *c.device().get();
+    const detail::TriangleUpdate tu{uplo, &alpha, &beta};
+    if (alpha == real_t<T>(0) || a.n() == 0) {  // the triangle := beta·C; A is not read, nothing moves
+        detail::triangle_update(dev, tu, detail::side_of(c), 0, T(0), c.data(), c.ld(), c.data(), c.ld(), true);
+        dev.synchronize();
+        return;
+    }
+    std::string reason;
+    const bool nccl = detail::pick_transport("herk", grid, c.device(), opts.transport, "operands", reason);
+    const detail::GemmPlan plan = detail::resident_plan(Op::N, herm_op<T>(), a.layout(), a.layout(), c.layout(), opts);
+    if (opts.report)
+        *opts.report = {nccl ? PanelTransport::Nccl : PanelTransport::Staged, reason,
+                        detail::resident_workspace(plan, c.layout(), grid.row(), grid.col()) * std::int64_t(sizeof(T))};
+    // A' (C's rows) and B' = Aᴴ (C's columns), redistributed on the device where they move.
+    auto materialize = [&](const detail::Operand& x, std::unique_ptr<detail::DeviceArray<T>>& store) {
+        if (!x.moves) return detail::side_of(a);
+        const index_t m_loc = x.layout.rows.local_size(grid.row()), n_loc = x.layout.cols.local_size(grid.col());
+        store = std::make_unique<detail::DeviceArray<T>>(dev, m_loc * n_loc);
+        const detail::Side<T> dst{&grid, x.layout, &dev, store->data(), std::max<index_t>(m_loc, 1)};
+        detail::redistribute_staged(x.redist_op, detail::side_of(a), dst);
+        return dst;
+    };
+    std::unique_ptr<detail::DeviceArray<T>> astore, bstore;
+    const detail::Side<T> a2 = materialize(plan.a, astore);
+    const detail::Side<T> b2 = materialize(plan.b, bstore);
+    detail::resident_summa_c(plan, T(alpha), a2, b2, T(beta), detail::side_of(c), nccl, c.device().ordinal(), &tu);
+}
+
+Cost resident_herk_cost(Uplo uplo, const BlockCyclic& a, const BlockCyclic& c, const ResidentGemmOptions& opts,
+                        int row, int col, std::size_t elem_size, bool is_complex) {
+    using detail::cat;
+    const char* fn = "resident_herk_cost";
+    if (uplo != Uplo::Lower && uplo != Uplo::Upper) throw Error(cat(fn, ": uplo is ", static_cast<int>(uplo), ", not a Uplo"));
+    detail::throw_if(detail::same_grid_error(fn, "C", c, {{"A", &a}}));
+    if (const std::string e = herk_shape_error(a, c); !e.empty()) throw Error(cat(fn, ": ", e));
+    const Op bop = is_complex ? Op::C : Op::T;
+    Cost cost = resident_gemm_cost(Op::N, bop, a, a, c, opts, row, col, elem_size, is_complex);
+    double flops = 0;  // the triangle's
+    const index_t k = a.n();
+    for (const detail::TrianglePiece& t : detail::triangle_pieces(uplo, c, row, col)) {
+        const index_t off = uplo == Uplo::Lower ? t.row_end - t.band_end : t.band_begin - t.row_begin;
+        flops += 2.0 * double(off) * double(t.cols) * double(k);
+        if (t.band_end > t.band_begin) flops += double(t.cols) * double(t.cols + 1) * double(k);
+    }
+    cost.flops = (is_complex ? 4.0 : 1.0) * flops;
+    return cost;
+}
+
+#define CALA_INST(T)                                                                                         \
+    template void herk<T>(Uplo, real_t<T>, const ResidentMatrix<T>&, real_t<T>, ResidentMatrix<T>&,          \
+                          const ResidentGemmOptions&);
+CALA_FOR_EACH_TYPE(CALA_INST)
+#undef CALA_INST
+
+}  // namespace cala
