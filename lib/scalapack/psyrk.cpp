@@ -3,6 +3,8 @@
 // entry (Fortran ABI) -> check the arguments as PBLAS does (descriptor) -> agree over the BLACS
 // grid (settle, context) -> route: nothing | C's triangle := beta·C locally (alpha = 0 or k = 0) |
 // ScaLAPACK (small, or no cala layout) |
+//   p?syrk (real)/p?herk with CALA_DEVICES, where the model says the copies pay: resident on the
+//     rank's device (resident_route.hpp -> cala::herk on ResidentMatrix copies, lib/resident);
 //   p?syrk/p?herk: cala::syrk / cala::herk (lib/symm) on sub(A) in place, or on op(sub(A))
 //     redistributed (matrix/) into a workspace whose rows are distributed like sub(C)'s, or on a
 //     symmetric layout (SBC/TBC) op(A) and sub(C) are redistributed onto and C's lower tiles
@@ -17,6 +19,8 @@
 // p?herk's ALPHA and BETA and p?her2k's BETA are real.
 
 #include <complex>
+#include <cstdlib>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +35,7 @@
 #include "scalapack/decline.hpp"
 #include "scalapack/descriptor.hpp"
 #include "scalapack/report.hpp"
+#include "scalapack/resident_route.hpp"
 #include "scalapack/settle.hpp"
 #include "scalapack/sym_route.hpp"
 #include "scalapack/sym_run.hpp"
@@ -151,18 +156,67 @@ std::vector<SameArg> same_args(const Args<T>& x, const Desc& da, const Desc& db,
 // distributed like sub(C)'s (TRANS = N), else op(sub(A)) redistributed into an n x k workspace
 // whose rows are (its k columns in C's column block size). A cala::Error comes before C is written.
 template <class T, Kind K>
+MatrixRef<T> rank_k_operand(const Grid2D& grid, const GridPos& g, char t, index_t k, const MatrixRef<T>& av,
+                            const MatrixRef<T>& cv, detail::Buffer<T>& wbuf) {
+    if (t == 'N' && av.layout().rows == cv.layout().rows) return av;
+    const Dist1D& cc = cv.layout().cols;
+    const MatrixRef<T> w = workspace(grid, cv.layout().rows, Dist1D(k, cc.nb, g.q, 0, 0, "workspace columns"), wbuf);
+    redistribute(t == 'N' ? Op::N : hermitian(K) ? Op::C : Op::T, av, w);
+    return w;
+}
+
+template <class T, Kind K>
 void rank_k(const Grid2D& grid, const GridPos& g, char u, char t, index_t k, T alpha, T beta, const MatrixRef<T>& av,
             const MatrixRef<T>& cv) {
     const Uplo uplo = u == 'L' ? Uplo::Lower : Uplo::Upper;
     detail::Buffer<T> wbuf;
-    MatrixRef<T> w = av;
-    if (t != 'N' || !(av.layout().rows == cv.layout().rows)) {
-        const Dist1D& cc = cv.layout().cols;
-        w = workspace(grid, cv.layout().rows, Dist1D(k, cc.nb, g.q, 0, 0, "workspace columns"), wbuf);
-        redistribute(t == 'N' ? Op::N : hermitian(K) ? Op::C : Op::T, av, w);
-    }
+    const MatrixRef<T> w = rank_k_operand<T, K>(grid, g, t, k, av, cv, wbuf);
     if constexpr (hermitian(K)) herk(uplo, std::real(alpha), w, std::real(beta), cv);
     else syrk(uplo, alpha, w, beta, cv);
+}
+
+// p?syrk_ (real types) and p?herk_ on the rank's device (CALA_DEVICES; resident_route.hpp), where
+// the model says the copies pay against `cpu_seconds`: op(sub(A)) (sub(A) itself when TRANS = N,
+// else transposed into C's rows on the host, as the CPU path does) and C's triangle up, the
+// triangle back. Returns false where the call is the CPU path's (said in the CALA_SHIM=log note).
+template <class T, Kind K>
+bool rank_k_resident(const Call& c, const Grid2D& grid, char u, char t, index_t k, T alpha, T beta,
+                     const MatrixRef<T>& av, const MatrixRef<T>& cv, double cpu_seconds,
+                     const std::function<void()>& scalapack) {
+    using detail::cat;
+    const GridPos& g = c.g;
+    const Uplo uplo = u == 'L' ? Uplo::Lower : Uplo::Upper;
+    if constexpr (is_complex_v<T> && !hermitian(K)) {  // Aᵀ, not Aᴴ: no device kernel
+        const char* dl = std::getenv("CALA_DEVICES");
+        if (dl != nullptr && *dl != '\0') note_call("where=cpu: complex p?syrk_ has no device kernel (Aᵀ, not Aᴴ)");
+        return false;
+    } else {
+        const BlockCyclic wl = t == 'N' ? av.layout()
+                                        : BlockCyclic(cv.layout().rows,
+                                                      Dist1D(k, cv.layout().cols.nb, g.q, 0, 0, "workspace columns"));
+        const DeviceRoute dr = choose_herk_route<T>(grid, uplo, wl, cv.layout(), beta == T(0), cpu_seconds);
+        if (dr.asked) note_call(cat("where=", dr.where, ": ", dr.reason));
+        if (dr.asked && c.speaker()) say(cat(c.head, "cala: ", dr.where, ": ", dr.reason));
+        if (!dr.resident) return false;
+        cala_or_scalapack(
+            c.rout, g,
+            [&] {
+                try {
+                    detail::Buffer<T> wbuf;
+                    const MatrixRef<T> w = t == 'N' ? av : rank_k_operand<T, K>(grid, g, t, k, av, cv, wbuf);
+                    return run_resident_herk<T>(dr.dev, uplo, std::real(alpha), w, std::real(beta), cv);
+                } catch (const RankError&) {  // one rank only: the others cannot follow a fallback
+                    throw;
+                } catch (const Error& e) {  // raised on every rank before C was written back
+                    if (g.row == 0 && g.col == 0)
+                        say(cat(c.rout, ": resident: ", e.what(), "; the CPU path computes this call"));
+                    note_call(cat("where=cpu: the resident run failed: ", e.what()));
+                }
+                rank_k<T, K>(grid, g, u, t, k, alpha, beta, av, cv);
+            },
+            scalapack);
+        return true;
+    }
 }
 
 template <class T, Kind K>
@@ -231,6 +285,9 @@ void psyrk(const Args<T>& x) {
         const SymProblem prob{true, Side::Left, u == 'L' ? Uplo::Lower : Uplo::Upper, op, av.layout(), {},
                               cv.layout(), beta == T(0), grid->order(), sizeof(T), is_complex_v<T>};
         const SymDecision d = route_call(prob);
+        if (rank_k_resident<T, K>(c, *grid, u, t, k, alpha, beta, av, cv, d.pick().seconds,
+                                  [&] { call_scalapack<T, K>(x); }))
+            return;
         if (c.speaker()) {
             const char* on = d.pick().layout ? " on a symmetric layout"
                              : prob.moves_a_2dbc() ? " on op(A) redistributed into rows like C's"

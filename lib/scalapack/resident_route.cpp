@@ -122,7 +122,7 @@ const ProcessDevice& process_device() {
             int rank = 0;
             MPI_Comm_rank(MPI_COMM_WORLD, &rank);
             r.error = cat("device '", mine, "' (CALA_DEVICES=", list, ", rank ", rank, ") cannot be opened: ", e.what());
-            say(r.error + "; p?gemm_, p?potrf_, p?trsm_: every call stays on the CPU path");
+            say(r.error + "; p?gemm_, p?potrf_, p?trsm_, p?syrk_, p?herk_: every call stays on the CPU path");
         }
         return r;
     }();
@@ -378,6 +378,35 @@ DeviceRoute choose_trsm_route(const Grid2D& grid, Side side, Uplo uplo, Op op, c
 }
 
 template <class T>
+DeviceRoute choose_herk_route(const Grid2D& grid, Uplo uplo, const BlockCyclic& a, const BlockCyclic& c,
+                              bool beta_zero, double cpu_seconds) {
+    const int row = grid.row(), col = grid.col();
+    const auto device_model = [&](const Rates& rt) {
+        Prediction pr;  // A and C's triangle up (C's unless beta = 0), the triangle back
+        const double tri = double(detail::triangle_elements(uplo, c, row, col)) * double(sizeof(T));
+        const double loc_a = double(a.rows.local_size(row)) * double(a.cols.local_size(col)) * double(sizeof(T));
+        pr.copies = (loc_a + (beta_zero ? 1.0 : 2.0) * tri) / rt.bytes_per_s;
+        const Cost cost = resident_herk_cost(uplo, a, c, ResidentGemmOptions{}, row, col, sizeof(T), is_complex_v<T>);
+        pr.seconds = pr.copies + resident_seconds(cost, rt, grid, sizeof(T));
+        return pr;
+    };
+    bool same = true;
+    return decide<T>(grid, "p?herk_", same, " (resident)", device_model, [&] { return cpu_seconds; });
+}
+
+template <class T>
+void run_resident_herk(const ResidentDevice& dev, Uplo uplo, real_t<T> alpha, const MatrixRef<T>& a, real_t<T> beta,
+                       const MatrixRef<T>& c) {
+    const Grid2D& grid = c.grid();
+    ResidentMatrix<T> ra(grid, a.layout(), dev), rc(grid, c.layout(), dev);  // collective: fails everywhere
+    if (a.layout().rows.local_size(grid.row()) > 0 && a.layout().cols.local_size(grid.col()) > 0)
+        ra.from_host(a.data(), a.ld());
+    if (beta != real_t<T>(0)) triangle_to_device(uplo, c, rc);  // beta = 0: C is not read
+    herk(uplo, alpha, ra, beta, rc, ResidentGemmOptions{});
+    triangle_to_host(uplo, rc, c);
+}
+
+template <class T>
 void run_resident_trsm(const ResidentDevice& dev, Side side, Uplo uplo, Op op, Diag diag, T alpha,
                        const MatrixRef<T>& a, const MatrixRef<T>& b) {
     const Grid2D& grid = b.grid();
@@ -421,6 +450,10 @@ void run_resident(const ResidentDevice& dev, Op op_a, Op op_b, T alpha, const Ma
     template DeviceRoute choose_potrf_route<T>(const Grid2D&, Uplo, const BlockCyclic&);                          \
     template DeviceRoute choose_trsm_route<T>(const Grid2D&, Side, Uplo, Op, const BlockCyclic&, const BlockCyclic&); \
     template void run_resident_trsm<T>(const ResidentDevice&, Side, Uplo, Op, Diag, T, const MatrixRef<T>&,       \
+                                       const MatrixRef<T>&);                                                      \
+    template DeviceRoute choose_herk_route<T>(const Grid2D&, Uplo, const BlockCyclic&, const BlockCyclic&, bool,  \
+                                              double);                                                            \
+    template void run_resident_herk<T>(const ResidentDevice&, Uplo, real_t<T>, const MatrixRef<T>&, real_t<T>,    \
                                        const MatrixRef<T>&);
 CALA_FOR_EACH_TYPE(CALA_INST)
 

@@ -1,5 +1,5 @@
 #pragma once
-// p?gemm_, p?potrf_ and p?trsm_ on a GPU node: whether a call the shim computes runs resident on
+// p?gemm_, p?potrf_, p?trsm_, p?syrk_ and p?herk_ on a GPU node: whether a call the shim computes runs resident on
 // the rank's device (CALA_DEVICES), and the resident run itself.
 //
 // pgemm.cpp -> resident_route (this: the process's device, its measured rate, the model, one
@@ -17,6 +17,12 @@
 // arrays to the device, cala::trsm(Side, ResidentMatrix...), B back):
 //   device = (A + 2 B) local bytes / copy rate + resident_trsm_cost at the device's rates
 //   cpu    = trsm_cost of the host cala::trsm at the CPU's (MachineModel::from_env)
+//
+// p?syrk_ (real types) and p?herk_ the same way (psyrk.cpp -> choose_herk_route -> run_resident_herk:
+// op(sub(A)) and C's triangle to the device, cala::herk(ResidentMatrix...), the triangle back):
+//   device = (A + C's triangle, twice unless beta = 0) local bytes / copy rate + resident_herk_cost
+//   cpu    = the CPU path's prediction (the shim's symmetric-layout route, sym_route.hpp)
+// Complex p?syrk_ (Aᵀ, not Aᴴ) stays on the CPU path: the devices have no complex syrk.
 //
 // The device is opened once per process, on the first call that asks for it, and kept: rank r of
 // MPI_COMM_WORLD takes entry r mod count of CALA_DEVICES ("0", "0,1", "host"), as cala-bench gemm
@@ -111,6 +117,22 @@ DeviceRoute choose_trsm_route(const Grid2D& grid, Side side, Uplo uplo, Op op, c
 template <class T>
 void run_resident_trsm(const ResidentDevice& dev, Side side, Uplo uplo, Op op, Diag diag, T alpha,
                        const MatrixRef<T>& a, const MatrixRef<T>& b);
+
+/// The route of p?syrk_ (real types) and p?herk_: C's triangle := alpha·A·Aᴴ + beta·C, A n x k
+/// with layout `a` (op(sub(A)) as the CPU path has it), C square-tiled, the same on every rank.
+/// Collective over the grid (one allreduce) when CALA_DEVICES is set; local otherwise. The model:
+/// A's local array and C's triangle up (C's unless beta = 0), C's triangle back, plus
+/// resident_herk_cost at the device's rates, against `cpu_seconds` (the CPU path's prediction).
+template <class T>
+DeviceRoute choose_herk_route(const Grid2D& grid, Uplo uplo, const BlockCyclic& a, const BlockCyclic& c,
+                              bool beta_zero, double cpu_seconds);
+
+/// The resident p?syrk_ / p?herk_: A's local array and C's triangle (unless beta = 0) copied onto
+/// `dev`, cala::herk on them, C's triangle copied back (the other triangle never written).
+/// Collective over the grid. A cala::Error (raised on every rank) leaves the caller's C as it was.
+template <class T>
+void run_resident_herk(const ResidentDevice& dev, Uplo uplo, real_t<T> alpha, const MatrixRef<T>& a, real_t<T> beta,
+                       const MatrixRef<T>& c);
 
 /// The triangle `uplo` of a's local array (square nb x nb tiles from a block boundary: each local
 /// block column's rows from its diagonal band on (Lower), or up to it (Upper)) into ra's local

@@ -20,7 +20,9 @@
  * their Fortran names: its p?trsm_, p?syrk_ inside are the shim's.) Then p?trsm_ (pdtrsm_ every SIDE x
  * UPLO x TRANSA x DIAG, pztrsm_ every SIDE x UPLO x TRANSA), sub(B) 37 x 29 at IB, JB, sub(A) inside a
  * block: the solution against ScaLAPACK's own p?trsm_ (30 k eps |X_scalapack|max), A and B outside
- * sub(B) bitwise as they were. Prints "case ... sum=" per case
+ * sub(B) bitwise as they were. Then p?syrk_ / p?herk_ (pdsyrk_, pzherk_, both UPLO and TRANS, beta = 0
+ * with NaN in sub(C) every other; pzsyrk_ once, which stays on the CPU path) against ScaLAPACK's own,
+ * C outside sub(C)'s triangle and A bitwise as they were. Prints "case ... sum=" per case
  * (shim_resident.py compares the two runs) and "shim_resident: all checks passed". */
 #include <dlfcn.h>
 #include <float.h>
@@ -333,6 +335,71 @@ static void trsm_case(int ctxt, int w, char side, char uplo, char trans, char di
     free(before_a), free(before_b), free(a.x), free(b.x), free(r.x);
 }
 
+/* p?syrk_ (pdsyrk_) and p?herk_ (pzherk_) on sub(C) = C(IS:IS+NS-1, IS:IS+NS-1) (square tiles from
+ * the second block), op(sub(A)) NS x KS at (IA, JA): through the shim and through ScaLAPACK's own
+ * on copies of the same input. beta0: beta = 0 with NaN in sub(C) for the shim (0 for ScaLAPACK).
+ * The triangle against ScaLAPACK's (8 (KS + 2) eps (|alpha| KS |A|max² + |beta| |C|max)), every
+ * entry of C outside sub(C)'s triangle and all of A bitwise as they were. Also pzsyrk_ (Aᵀ: no
+ * device kernel, the CPU path). */
+enum { NS = 27, KS = 19, IS = 9 };
+typedef void Prankk(const char*, const char*, const int*, const int*, const double*, const double*, const int*,
+                    const int*, const int*, const double*, double*, const int*, const int*, const int*);
+Prankk pdsyrk_, pzherk_, pzsyrk_;
+static void rank_k_case(int ctxt, int w, int herm, char uplo, char trans, int beta0, const char* grid) {
+    void* lib = dlopen("libscalapack-mpich.so.2.2", RTLD_LAZY | RTLD_NOLOAD);
+    if (lib == NULL) lib = dlopen("libscalapack-mpich.so", RTLD_LAZY | RTLD_NOLOAD);
+    const char* name = w == 1 ? "pdsyrk" : herm ? "pzherk" : "pzsyrk";
+    Prankk* shim = w == 1 ? pdsyrk_ : herm ? pzherk_ : pzsyrk_;
+    Prankk* real = (Prankk*)dlsym(lib, w == 1 ? "pdsyrk_" : herm ? "pzherk_" : "pzsyrk_");
+    const int notran = trans == 'N', ar = notran ? NS : KS, ac = notran ? KS : NS;
+    Mat a = make(ctxt, ar + IA + 1, ac + JA, w), c = make(ctxt, IS - 1 + NS + 2, IS - 1 + NS + 1, w);
+    Mat r = make(ctxt, IS - 1 + NS + 2, IS - 1 + NS + 1, w);
+    fill(&a, w, 10), fill(&c, w, 11), fill(&r, w, 11);
+    if (beta0)
+        for (int jl = 0; jl < c.nloc; ++jl)
+            for (int il = 0; il < c.mloc; ++il)
+                if (inside(gi(il), gj(jl), IS, IS, NS, NS))
+                    for (int k = 0; k < w; ++k) at(&c, il, jl, w)[k] = NAN, at(&r, il, jl, w)[k] = 0.0;
+    const size_t lena = (size_t)a.desc[8] * a.nloc * w, lenc = (size_t)c.desc[8] * c.nloc * w;
+    double* before_a = malloc((lena + 1) * sizeof(double));
+    double* before_c = malloc((lenc + 1) * sizeof(double));
+    memcpy(before_a, a.x, lena * sizeof(double));
+    memcpy(before_c, c.x, lenc * sizeof(double));
+    const double alpha[2] = {0.75, herm ? 0.0 : 0.5}, beta[2] = {beta0 ? 0.0 : -1.25, beta0 || herm ? 0.0 : 0.25};
+    const char su[2] = {uplo, 0}, st[2] = {trans, 0};
+    const int n = NS, kk = KS, is = IS;
+
+    shim(su, st, &n, &kk, alpha, a.x, &IA, &JA, a.desc, beta, c.x, &is, &is, c.desc);
+    real(su, st, &n, &kk, alpha, a.x, &IA, &JA, a.desc, beta, r.x, &is, &is, r.desc);
+
+    double err = 0, sum = 0;
+    int bad = memcmp(before_a, a.x, lena * sizeof(double)) != 0;
+    for (int jl = 0; jl < c.nloc; ++jl)
+        for (int il = 0; il < c.mloc; ++il) {
+            const int si = gi(il) - IS, sj = gj(jl) - IS;
+            const int tri = si >= 0 && si < NS && sj >= 0 && sj < NS && (uplo == 'L' ? si >= sj : si <= sj);
+            for (int k = 0; k < w; ++k) {
+                const double v = at(&c, il, jl, w)[k], ref = at(&r, il, jl, w)[k];
+                if (!tri) {
+                    bad += memcmp(&v, &before_c[&at(&c, il, jl, w)[k] - c.x], sizeof v) != 0;
+                } else {
+                    err = isfinite(v) ? fmax(err, fabs(v - ref)) : INFINITY;
+                    sum += v * (1.0 + 0.001 * (si + 2 * sj + k));
+                }
+            }
+        }
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_SUM, gcomm);
+    MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, gcomm);
+    MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, gcomm);
+    const double tol = 8.0 * (KS + 2) * DBL_EPSILON * (2.0 * KS * hypot(alpha[0], alpha[1]) + 2.0 * hypot(beta[0], beta[1]));
+    const int ok = bad == 0 && err <= tol;
+    if (!ok) ++failures;
+    if (me == 0)
+        printf("case %s %s(%c,%c) beta%s err=%.3e tol=%.3e sum=%.17g sumtol=%.3e %s\n", grid, name, uplo, trans,
+               beta0 ? "=0,C=NaN" : "!=0", err, tol, sum, tol * NS * NS * w, ok ? "ok" : "FAILED");
+    free(before_a), free(before_c), free(a.x), free(c.x), free(r.x);
+}
+
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);
     int np;
@@ -377,6 +444,13 @@ int main(int argc, char** argv) {
                         for (int x = 0; x < 3; ++x)
                             for (int d = 0; d < (w == 1 ? 2 : 1); ++d)
                                 trsm_case(ctxt, w, sd ? 'R' : 'L', u ? 'U' : 'L', ops[x], d ? 'U' : 'N', g);
+            /* p?syrk_ / p?herk_: pdsyrk_ and pzherk_ both UPLO x TRANS (N, T / C), beta = 0 every other;
+             * pzsyrk_ once (the CPU path) */
+            for (int w = 1; w <= 2; ++w)
+                for (int u = 0; u < 2; ++u)
+                    for (int x = 0; x < 2; ++x)
+                        rank_k_case(ctxt, w, w == 2, u ? 'U' : 'L', x ? (w == 1 ? 'T' : 'C') : 'N', (u + x) % 2, g);
+            rank_k_case(ctxt, 2, 0, 'L', 'T', 0, g);
             Cblacs_gridexit(ctxt);
         }
         MPI_Comm_free(&gcomm);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""p?gemm_, p?potrf_, p?posv_ and p?trsm_ with CALA_DEVICES through the shim (issue 30, item 4; lib/scalapack/resident_route.hpp).
+"""p?gemm_, p?potrf_, p?posv_, p?trsm_, p?syrk_ and p?herk_ with CALA_DEVICES through the shim (issue 30, item 4; lib/scalapack/resident_route.hpp).
 
   shim_resident.py --mpiexec M --exe shim_resident --np N --grids 1x2,2x1
       shim_resident (linked with the shim) twice with CALA_DEVICES=host, CALA_SHIM=log and
@@ -7,7 +7,7 @@
       and never (every case on the CPU path); on 1x1 the always run takes the pipelined copies
       (slices of 8 columns), and a third run the whole resident gemm (CALA_SHIM_DEVICE_PIPELINE=0).
       Each run checks itself against ScaLAPACK's own
-      p?gemm_, p?potrf_, p?posv_ and p?trsm_; here: every case's log line names where it ran (p?potrf_ and
+      p?gemm_, p?potrf_, p?posv_, p?trsm_, p?syrk_ and p?herk_; here: every case's log line names where it ran (p?potrf_ and
       p?posv_'s factorization: `(resident)` with always on every grid), and the runs' sums agree. Two more runs under the model
       (CALA_SHIM_DEVICE=model, a device of 10^6 GFLOP/s): copies at 10^6 GB/s (and a network of no
       cost: at n = 29 the messages would decide) send every p?potrf_ (and p?posv_'s factorization) to the device, copies at 10^-6 GB/s keep it on the CPU, the log line saying both predictions.
@@ -32,6 +32,8 @@ CASES_PER_GRID = 19  # pdgemm_ and pzgemm_, TRANSA x TRANSB in N, T, C; C := A·
 POTRF_CASES_PER_GRID = 8  # pdpotrf_ and pzpotrf_, UPLO L and U, positive definite and not
 POSV_CASES_PER_GRID = 4  # pdposv_ and pzposv_, UPLO L and U
 TRSM_CASES_PER_GRID = 36  # pdtrsm_ SIDE x UPLO x TRANSA x DIAG (24), pztrsm_ SIDE x UPLO x TRANSA (12)
+RANKK_CASES_PER_GRID = 8  # pdsyrk_ and pzherk_, UPLO x TRANS
+SYRK_CPU_CASES_PER_GRID = 1  # pzsyrk_: no device kernel
 
 
 def run(cmd, env, name):
@@ -59,6 +61,8 @@ def check_program(args):
     want_potrf = POTRF_CASES_PER_GRID * len(grids)
     want_posv = POSV_CASES_PER_GRID * len(grids)
     want_trsm = TRSM_CASES_PER_GRID * len(grids)
+    want_rankk = RANKK_CASES_PER_GRID * len(grids)
+    want_zsyrk = SYRK_CPU_CASES_PER_GRID * len(grids)
     name = "host#1" if args.devices == "host" else f"cuda:{args.devices}"
     dev = rf"where=device {name} \(resident{{}}\): CALA_SHIM_DEVICE=always"
     cpu = r"where=cpu: CALA_SHIM_DEVICE=never"
@@ -106,14 +110,23 @@ def check_program(args):
                                  r"ran=cala .*" + where_trsm, r.out))
             if got != want_trsm:
                 errors.append(f"{mode}: {got} p?trsm_ calls logged as '{where_trsm}', expected {want_trsm}")
+            got = len(re.findall(r"cala_scalapack log: P(?:DSYRK|ZHERK) uplo=[LU] trans=[NTC] n=27 k=19 ran=cala .*" +
+                                 where_trsm, r.out))
+            if got != want_rankk:
+                errors.append(f"{mode}: {got} p?syrk_/p?herk_ calls logged as '{where_trsm}', expected {want_rankk}")
+        got = len(re.findall(r"cala_scalapack log: PZSYRK uplo=L trans=T n=27 k=19 ran=cala .*where=cpu: complex p\?syrk_ "
+                             r"has no device kernel", r.out))
+        if got != want_zsyrk:
+            errors.append(f"{mode}: {got} pzsyrk_ calls logged on the CPU path for want of a kernel, expected {want_zsyrk}")
         if len(re.findall(r"cala_scalapack log: PDGEMM .* ran=illegal-argument", r.out)) != len(grids):
             errors.append(f"{mode}: the illegal TRANSA was not reported as such once per grid")
         if len(re.findall(r"illegal TRANSA: C untouched", r.out)) != len(grids):
             errors.append(f"{mode}: C changed by an illegal call")
         sums[mode] = {m.group(1): (float(m.group(2)), float(m.group(3)))
                       for m in re.finditer(r"^case (.*?) err=.* sum=(\S+) sumtol=(\S+)", r.out, re.M)}
-        if len(sums[mode]) != want + want_potrf + want_posv + want_trsm:
-            errors.append(f"{mode}: {len(sums[mode])} cases printed, expected {want + want_potrf + want_posv + want_trsm}")
+        cases = want + want_potrf + want_posv + want_trsm + want_rankk + want_zsyrk
+        if len(sums[mode]) != cases:
+            errors.append(f"{mode}: {len(sums[mode])} cases printed, expected {cases}")
     for mode in (m for m in sums if m != "never"):
         for case, (s, tol) in sums[mode].items():
             other = sums["never"].get(case)
