@@ -2,7 +2,8 @@
 // enough (NCCL), else ranks sharing GPUs (the staged path, NCCL's refusal avoided and said).
 // Results against the same product on HostDevice memory, traffic == resident_gemm_cost on every
 // rank, a cap exceeded on one rank fails on all; resident potrf (one cusolverDnXpotrf on one
-// rank, 2D on device tiles on two) against HostDevice memory and resident_potrf_cost. Exits 77 (meson: skipped) without a GPU.
+// rank, 2D on device tiles on two) against HostDevice memory and resident_potrf_cost; resident trsm
+// and herk the same way. Exits 77 (meson: skipped) without a GPU.
 // (run as: mpiexec.mpich -n N test_resident_cuda, N in {1, 2})
 
 #define DOCTEST_CONFIG_IMPLEMENT
@@ -141,6 +142,83 @@ TEST_CASE_TEMPLATE("resident potrf on CUDA devices matches HostDevice memory and
                                  uplo == Uplo::Lower ? "L" : "U", tr == PanelTransport::Auto ? "auto" : "staged");
                 potrf_case<T>(g, gpu, uplo, tr);
             }
+    }
+}
+
+namespace {
+
+// max |x - y| / (n·eps·max |y|) over two gathered arrays.
+template <class T>
+double gap_of(const std::vector<T>& x, const std::vector<T>& y, index_t n) {
+    double gap = 0, ymax = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        gap = std::max(gap, double(std::abs(x[i] - y[i])));
+        ymax = std::max(ymax, double(std::abs(y[i])));
+    }
+    return gap == 0 ? 0.0 : gap / (double(n) * (ymax + 1e-300) * double(eps<T>()));
+}
+
+// Resident trsm (cublas?trsm on one rank; the 2D solves on device tiles on two) and herk (the
+// triangle's SUMMA: cublas?gemm off the diagonal tiles, ?syrk / ?herk on them) against the same
+// algorithms on HostDevice memory, traffic == the models.
+template <class T>
+void trsm_herk_case(const Grid2D& g, const ResidentDevice& gpu, Side side, Uplo uplo, Op op, PanelTransport transport) {
+    const index_t m = 301, n = 157, k = side == Side::Left ? m : n, nb = 64;  // nb divides none
+    const ResidentDevice host = ResidentDevice::open("host", std::int64_t{256} << 20);
+    std::vector<T> ga, gb;
+    if (g.comm().rank() == 0) {
+        for (index_t j = 0; j < k; ++j)
+            for (index_t i = 0; i < k; ++i)
+                ga.push_back(i == j ? T(2) : test::random_value<T>(test::rng()) * T(1.0 / double(k)));
+        for (index_t i = 0; i < m * n; ++i) gb.push_back(test::random_value<T>(test::rng()));
+    }
+    ResidentMatrix<T> a(g, k, k, nb, nb, gpu), b(g, m, n, nb, nb, gpu), a0(g, k, k, nb, nb, host),
+        b0(g, m, n, nb, nb, host);
+    scatter(ga.data(), k, a), scatter(ga.data(), k, a0), scatter(gb.data(), m, b), scatter(gb.data(), m, b0);
+    const T alpha(0.75);
+    const ResidentPotrfOptions opts{.transport = transport};
+    trsm(side, uplo, op, Diag::NonUnit, alpha, a0, b0, opts);
+    reset_traffic();
+    trsm(side, uplo, op, Diag::NonUnit, alpha, a, b, opts);
+    Traffic t = traffic();
+    Cost model = resident_trsm_cost(side, uplo, op, a.layout(), b.layout(), opts, g.row(), g.col(), sizeof(T),
+                                    is_complex_v<T>);
+    const auto xb = gather(b), xb0 = gather(b0);  // collective, in this order on every rank
+    double gap = g.comm().rank() == 0 ? gap_of(xb, xb0, k) : 0.0;
+    CHECK(test::all_ranks(gap < 30.0, g));
+    CHECK(test::all_ranks(t.words() == model.words && t.msgs() == model.msgs, g));
+
+    // herk: C (m x m, from B's rows) := 0.5·B·Bᴴ - C on its triangle
+    ResidentMatrix<T> c(g, m, m, nb, nb, gpu), c0(g, m, m, nb, nb, host);
+    std::vector<T> gc;
+    if (g.comm().rank() == 0)
+        for (index_t i = 0; i < m * m; ++i) gc.push_back(test::random_value<T>(test::rng()));
+    scatter(gc.data(), m, c), scatter(gc.data(), m, c0), scatter(gb.data(), m, b), scatter(gb.data(), m, b0);
+    const ResidentGemmOptions hopts{.transport = transport};
+    herk(uplo, real_t<T>(0.5), b0, real_t<T>(-1), c0, hopts);
+    reset_traffic();
+    herk(uplo, real_t<T>(0.5), b, real_t<T>(-1), c, hopts);
+    t = traffic();
+    model = resident_herk_cost(uplo, b.layout(), c.layout(), hopts, g.row(), g.col(), sizeof(T), is_complex_v<T>);
+    const auto xc = gather(c), xc0 = gather(c0);
+    gap = g.comm().rank() == 0 ? gap_of(xc, xc0, n) : 0.0;
+    CHECK(test::all_ranks(gap < 30.0, g));
+    CHECK(test::all_ranks(t.words() == model.words && t.msgs() == model.msgs, g));
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("resident trsm and herk on CUDA devices match HostDevice memory and the models", T, double,
+                   std::complex<float>) {
+    const Comm world = Comm::borrow(MPI_COMM_WORLD);
+    const ResidentDevice gpu = my_gpu(world);
+    for (int p = 1; p <= world.size(); ++p) {
+        if (world.size() % p) continue;
+        const Grid2D g(world, p, world.size() / p);
+        for (PanelTransport tr : {PanelTransport::Auto, PanelTransport::Staged}) {
+            trsm_herk_case<T>(g, gpu, Side::Left, Uplo::Lower, Op::N, tr);
+            trsm_herk_case<T>(g, gpu, Side::Right, Uplo::Upper, Op::C, tr);
+        }
     }
 }
 
