@@ -192,7 +192,8 @@ Cost resident_gemm_cost(Op op_a, Op op_b, const BlockCyclic& a, const BlockCycli
 
 /// C := alpha·A·Aᴴ + beta·C on the `uplo` triangle of C (real types: A·Aᵀ, syrk), A n x k and C
 /// n x n with square tiles, both on the rank's device; alpha and beta real; the other strict
-/// triangle of C is not touched. The resident stationary-C SUMMA with A and Aᴴ as its operands
+/// triangle of C is not touched. On a 1 x 1 grid one Device::herk of the whole local matrices
+/// (CudaDevice: cublas?syrk / ?herk); else the resident stationary-C SUMMA with A and Aᴴ as its operands
 /// (A moved into C's rows and Aᴴ into C's columns on the device where they do not line up, staged
 /// and counted), each group's product restricted to C's triangle: Device::gemm on the tiles off
 /// the diagonal, Device::herk on the diagonal tiles (CudaDevice: cublas?syrk / ?herk). alpha == 0
@@ -210,7 +211,7 @@ void herk(Uplo uplo, real_t<T> alpha, const ResidentMatrix<T>& a, real_t<T> beta
 /// Exact words and messages process (row, col) moves in the resident herk above (alpha != 0, k >
 /// 0): resident_gemm_cost's for C := A·Aᴴ (the same broadcasts and operand moves), the flops of
 /// C's triangle (2·rows·w·k per tile column off the diagonal, w·(w+1)·k per diagonal tile; 4x
-/// for complex types), and extra_bytes: the device workspace.
+/// for complex types), and extra_bytes: the device workspace. One rank: the flops alone.
 Cost resident_herk_cost(Uplo uplo, const BlockCyclic& a, const BlockCyclic& c, const ResidentGemmOptions& opts,
                         int row, int col, std::size_t elem_size, bool is_complex);
 

@@ -1,4 +1,5 @@
-// cala::herk on resident matrices -> checks, the resident gemm's plan for C := A·Aᴴ (this file:
+// cala::herk on resident matrices -> checks -> one Device::herk on a 1 x 1 grid | the resident
+//   gemm's plan for C := A·Aᴴ (this file:
 //   A into C's rows and Aᴴ into C's columns where they do not line up, staged) -> resident_summa_c
 //   with each group's product restricted to C's triangle (triangle_update: Device::gemm off the
 //   diagonal tiles, Device::herk on them) -> PanelMover (NCCL | MPI staged)
@@ -41,7 +42,7 @@ std::string herk_shape_error(const BlockCyclic& a, const BlockCyclic& c) {
 // Device elements beside A and C on process (row, col): the gemm's moved operands and slots.
 index_t herk_workspace(const BlockCyclic& a, const BlockCyclic& c, Op bop, const ResidentGemmOptions& o, int row,
                        int col) {
-    if (c.n() == 0 || a.n() == 0) return 0;
+    if (c.n() == 0 || a.n() == 0 || c.p() * c.q() == 1) return 0;
     return detail::resident_workspace(detail::resident_plan(Op::N, bop, a, a, c, o), c, row, col);
 }
 
@@ -95,6 +96,13 @@ void herk(Uplo uplo, real_t<T> alpha, const ResidentMatrix<T>& a, real_t<T> beta
         dev.synchronize();
         return;
     }
+    if (grid.comm().size() == 1) {  // the local arrays are the whole matrices: one device herk
+        dev.herk(device::scalar_of<T>(), uplo == Uplo::Lower, Op::N, c.n(), a.n(), &alpha, a.data(), a.ld(), &beta,
+                 c.data(), c.ld());
+        dev.synchronize();
+        if (opts.report) opts.report->reason = "one rank: nothing travels";
+        return;
+    }
     std::string reason;
     const bool nccl = detail::pick_transport("herk", grid, c.device(), opts.transport, "operands", reason);
     const detail::GemmPlan plan = detail::resident_plan(Op::N, herm_op<T>(), a.layout(), a.layout(), c.layout(), opts);
@@ -124,7 +132,9 @@ Cost resident_herk_cost(Uplo uplo, const BlockCyclic& a, const BlockCyclic& c, c
     detail::throw_if(detail::same_grid_error(fn, "C", c, {{"A", &a}}));
     if (const std::string e = herk_shape_error(a, c); !e.empty()) throw Error(cat(fn, ": ", e));
     const Op bop = is_complex ? Op::C : Op::T;
-    Cost cost = resident_gemm_cost(Op::N, bop, a, a, c, opts, row, col, elem_size, is_complex);
+    // One rank: one device herk in place, nothing moves and no workspace.
+    Cost cost = c.p() * c.q() == 1 ? Cost{}
+                                   : resident_gemm_cost(Op::N, bop, a, a, c, opts, row, col, elem_size, is_complex);
     double flops = 0;  // the triangle's
     const index_t k = a.n();
     for (const detail::TrianglePiece& t : detail::triangle_pieces(uplo, c, row, col)) {
