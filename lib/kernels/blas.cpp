@@ -256,6 +256,7 @@ void herk(bool lower, Op op_a, index_t n, index_t k, real_t<T> alpha, const T* a
           T* c, index_t ldc) {
     if (n == 0) return;
     if (k == 0 || alpha == real_t<T>(0)) {
+        if (beta == real_t<T>(1)) return;  // BLAS ?herk: nothing to do, the diagonal as it is
         // Only the referenced triangle is scaled; the diagonal is made real (BLAS ?herk).
         for (index_t j = 0; j < n; ++j) {
             const index_t i0 = lower ? j : 0, i1 = lower ? n : j + 1;

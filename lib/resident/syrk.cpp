@@ -48,7 +48,7 @@ index_t herk_workspace(const BlockCyclic& a, const BlockCyclic& c, Op bop, const
 
 template <class T>
 std::string check_resident_herk(Uplo uplo, const ResidentMatrix<T>& a, const ResidentMatrix<T>& c,
-                                const ResidentGemmOptions& o, int kind_lo, int kind_hi) {
+                                const ResidentGemmOptions& o, bool product, int kind_lo, int kind_hi) {
     using detail::cat;
     if (uplo != Uplo::Lower && uplo != Uplo::Upper) return cat("herk: uplo is ", static_cast<int>(uplo), ", not a Uplo");
     std::string e = detail::check_same_grid("herk", "A", a.grid(), a.layout(), c.grid());
@@ -61,6 +61,7 @@ std::string check_resident_herk(Uplo uplo, const ResidentMatrix<T>& a, const Res
     if (e = detail::same_device_error("herk", "A", a.device(), "C", c.device(), rank); !e.empty()) return e;
     if (e = detail::memory_error("herk", "the operands live", o.transport, kind_lo, kind_hi); !e.empty()) return e;
     if (!c.on_device()) return {};
+    if (!product) return {};  // the triangle scaled in place: no workspace
     const index_t need = herk_workspace(a.layout(), c.layout(), herm_op<T>(), o, c.grid().row(), c.grid().col());
     return detail::workspace_error("herk", "update", need * std::int64_t(sizeof(T)), c.device(), rank);
 }
@@ -72,7 +73,7 @@ void herk(Uplo uplo, real_t<T> alpha, const ResidentMatrix<T>& a, real_t<T> beta
           const ResidentGemmOptions& opts) {
     const Grid2D& grid = c.grid();
     const auto [kind_lo, kind_hi] = detail::agree_kinds(grid, {&a.device(), &c.device()});
-    const std::string err = check_resident_herk(uplo, a, c, opts, kind_lo, kind_hi);
+    const std::string err = check_resident_herk(uplo, a, c, opts, alpha != real_t<T>(0), kind_lo, kind_hi);
     std::uint64_t fp = 0;
     if (err.empty()) {
         const std::int64_t v[4] = {static_cast<int>(uplo), opts.lookahead, opts.panel_width,

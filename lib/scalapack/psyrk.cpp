@@ -194,7 +194,9 @@ bool rank_k_resident(const Call& c, const Grid2D& grid, char u, char t, index_t 
         const BlockCyclic wl = t == 'N' ? av.layout()
                                         : BlockCyclic(cv.layout().rows,
                                                       Dist1D(k, cv.layout().cols.nb, g.q, 0, 0, "workspace columns"));
-        const DeviceRoute dr = choose_herk_route<T>(grid, uplo, wl, cv.layout(), beta == T(0), cpu_seconds);
+        const BlockCyclic al = av.layout();
+        const DeviceRoute dr = choose_herk_route<T>(grid, uplo, wl, cv.layout(), beta == T(0), cpu_seconds,
+                                                    t == 'N' ? nullptr : &al, hermitian(K) ? Op::C : Op::T);
         if (dr.asked) note_call(cat("where=", dr.where, ": ", dr.reason));
         if (dr.asked && c.speaker()) say(cat(c.head, "cala: ", dr.where, ": ", dr.reason));
         if (!dr.resident) return false;

@@ -379,7 +379,7 @@ DeviceRoute choose_trsm_route(const Grid2D& grid, Side side, Uplo uplo, Op op, c
 
 template <class T>
 DeviceRoute choose_herk_route(const Grid2D& grid, Uplo uplo, const BlockCyclic& a, const BlockCyclic& c,
-                              bool beta_zero, double cpu_seconds) {
+                              bool beta_zero, double cpu_seconds, const BlockCyclic* moved_from, Op op_moved) {
     const int row = grid.row(), col = grid.col();
     const auto device_model = [&](const Rates& rt) {
         Prediction pr;  // A and C's triangle up (C's unless beta = 0), the triangle back
@@ -388,10 +388,13 @@ DeviceRoute choose_herk_route(const Grid2D& grid, Uplo uplo, const BlockCyclic& 
         pr.copies = (loc_a + (beta_zero ? 1.0 : 2.0) * tri) / rt.bytes_per_s;
         const Cost cost = resident_herk_cost(uplo, a, c, ResidentGemmOptions{}, row, col, sizeof(T), is_complex_v<T>);
         pr.seconds = pr.copies + resident_seconds(cost, rt, grid, sizeof(T));
+        if (moved_from)  // op(sub(A)) transposed on the host first
+            pr.seconds += predicted_seconds(redistribute_cost(op_moved, *moved_from, a, row, col),
+                                            MachineModel::from_env(), sizeof(T));
         return pr;
     };
     bool same = true;
-    return decide<T>(grid, "p?herk_", same, " (resident)", device_model, [&] { return cpu_seconds; });
+    return decide<T>(grid, "p?syrk_/p?herk_", same, " (resident)", device_model, [&] { return cpu_seconds; });
 }
 
 template <class T>
@@ -452,7 +455,7 @@ void run_resident(const ResidentDevice& dev, Op op_a, Op op_b, T alpha, const Ma
     template void run_resident_trsm<T>(const ResidentDevice&, Side, Uplo, Op, Diag, T, const MatrixRef<T>&,       \
                                        const MatrixRef<T>&);                                                      \
     template DeviceRoute choose_herk_route<T>(const Grid2D&, Uplo, const BlockCyclic&, const BlockCyclic&, bool,  \
-                                              double);                                                            \
+                                              double, const BlockCyclic*, Op);                                    \
     template void run_resident_herk<T>(const ResidentDevice&, Uplo, real_t<T>, const MatrixRef<T>&, real_t<T>,    \
                                        const MatrixRef<T>&);
 CALA_FOR_EACH_TYPE(CALA_INST)

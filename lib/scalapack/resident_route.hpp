@@ -123,9 +123,12 @@ void run_resident_trsm(const ResidentDevice& dev, Side side, Uplo uplo, Op op, D
 /// Collective over the grid (one allreduce) when CALA_DEVICES is set; local otherwise. The model:
 /// A's local array and C's triangle up (C's unless beta = 0), C's triangle back, plus
 /// resident_herk_cost at the device's rates, against `cpu_seconds` (the CPU path's prediction).
+/// `moved_from`: sub(A)'s layout where A is op(sub(A)) transposed on the host first (op_moved),
+/// whose redistribution the device's side then pays too (at the `CALA_MODEL_*` network).
 template <class T>
 DeviceRoute choose_herk_route(const Grid2D& grid, Uplo uplo, const BlockCyclic& a, const BlockCyclic& c,
-                              bool beta_zero, double cpu_seconds);
+                              bool beta_zero, double cpu_seconds, const BlockCyclic* moved_from = nullptr,
+                              Op op_moved = Op::N);
 
 /// The resident p?syrk_ / p?herk_: A's local array and C's triangle (unless beta = 0) copied onto
 /// `dev`, cala::herk on them, C's triangle copied back (the other triangle never written).

@@ -162,7 +162,8 @@ double gap_of(const std::vector<T>& x, const std::vector<T>& y, index_t n) {
 // triangle's SUMMA: cublas?gemm off the diagonal tiles, ?syrk / ?herk on them) against the same
 // algorithms on HostDevice memory, traffic == the models.
 template <class T>
-void trsm_herk_case(const Grid2D& g, const ResidentDevice& gpu, Side side, Uplo uplo, Op op, PanelTransport transport) {
+void trsm_herk_case(const Grid2D& g, const ResidentDevice& gpu, Side side, Uplo uplo, Op op, Diag diag,
+                    PanelTransport transport) {
     const index_t m = 301, n = 157, k = side == Side::Left ? m : n, nb = 64;  // nb divides none
     const ResidentDevice host = ResidentDevice::open("host", std::int64_t{256} << 20);
     std::vector<T> ga, gb;
@@ -177,9 +178,9 @@ void trsm_herk_case(const Grid2D& g, const ResidentDevice& gpu, Side side, Uplo 
     scatter(ga.data(), k, a), scatter(ga.data(), k, a0), scatter(gb.data(), m, b), scatter(gb.data(), m, b0);
     const T alpha(0.75);
     const ResidentPotrfOptions opts{.transport = transport};
-    trsm(side, uplo, op, Diag::NonUnit, alpha, a0, b0, opts);
+    trsm(side, uplo, op, diag, alpha, a0, b0, opts);
     reset_traffic();
-    trsm(side, uplo, op, Diag::NonUnit, alpha, a, b, opts);
+    trsm(side, uplo, op, diag, alpha, a, b, opts);
     Traffic t = traffic();
     Cost model = resident_trsm_cost(side, uplo, op, a.layout(), b.layout(), opts, g.row(), g.col(), sizeof(T),
                                     is_complex_v<T>);
@@ -194,7 +195,7 @@ void trsm_herk_case(const Grid2D& g, const ResidentDevice& gpu, Side side, Uplo 
     if (g.comm().rank() == 0)
         for (index_t i = 0; i < m * m; ++i) gc.push_back(test::random_value<T>(test::rng()));
     scatter(gc.data(), m, c), scatter(gc.data(), m, c0), scatter(gb.data(), m, b), scatter(gb.data(), m, b0);
-    const ResidentGemmOptions hopts{.transport = transport};
+    const ResidentGemmOptions hopts{.panel_width = 64, .transport = transport};  // several groups
     herk(uplo, real_t<T>(0.5), b0, real_t<T>(-1), c0, hopts);
     reset_traffic();
     herk(uplo, real_t<T>(0.5), b, real_t<T>(-1), c, hopts);
@@ -204,6 +205,12 @@ void trsm_herk_case(const Grid2D& g, const ResidentDevice& gpu, Side side, Uplo 
     gap = g.comm().rank() == 0 ? gap_of(xc, xc0, n) : 0.0;
     CHECK(test::all_ranks(gap < 30.0, g));
     CHECK(test::all_ranks(t.words() == model.words && t.msgs() == model.msgs, g));
+
+    // alpha = 0: the triangle scaled by beta (depth-0 products; herk of depth 0 makes the diagonal real)
+    herk(uplo, real_t<T>(0), b0, real_t<T>(0.5), c0, hopts);
+    herk(uplo, real_t<T>(0), b, real_t<T>(0.5), c, hopts);
+    const auto yc = gather(c), yc0 = gather(c0);
+    CHECK(test::all_ranks(g.comm().rank() != 0 || gap_of(yc, yc0, n) < 30.0, g));
 }
 
 }  // namespace
@@ -216,8 +223,8 @@ TEST_CASE_TEMPLATE("resident trsm and herk on CUDA devices match HostDevice memo
         if (world.size() % p) continue;
         const Grid2D g(world, p, world.size() / p);
         for (PanelTransport tr : {PanelTransport::Auto, PanelTransport::Staged}) {
-            trsm_herk_case<T>(g, gpu, Side::Left, Uplo::Lower, Op::N, tr);
-            trsm_herk_case<T>(g, gpu, Side::Right, Uplo::Upper, Op::C, tr);
+            trsm_herk_case<T>(g, gpu, Side::Left, Uplo::Lower, Op::N, Diag::NonUnit, tr);
+            trsm_herk_case<T>(g, gpu, Side::Right, Uplo::Upper, Op::C, Diag::Unit, tr);
         }
     }
 }

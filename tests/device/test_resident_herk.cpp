@@ -48,7 +48,8 @@ void run_case(const Grid2D& g, const Case& c, Uplo uplo, bool alpha_zero, bool b
     std::mt19937_64 shared(static_cast<std::uint64_t>(c.n * 131 + c.k));  // same scalars on every rank
     const ResidentDevice dev = ResidentDevice::open("host", kCap);
     const int p = g.p(), q = g.q();
-    const BlockCyclic lc(c.n, c.n, c.nb, c.nb, p, q, c.csrc % p, c.csrc % q);
+    // C's row and column sources differ: diagonal tiles also on processes off the grid's diagonal
+    const BlockCyclic lc(c.n, c.n, c.nb, c.nb, p, q, c.csrc % p, (c.csrc + 1) % q);
     const BlockCyclic la(c.n, c.k, c.amb, c.anb, p, q, c.arsrc % p, c.acsrc % q);
     const R alpha = alpha_zero ? R(0) : R(std::uniform_real_distribution<double>(0.5, 1.5)(shared));
     const R beta = beta_zero ? R(0) : R(std::uniform_real_distribution<double>(-1.0, 1.0)(shared));

@@ -104,16 +104,17 @@ def check_program(args):
         got = len(re.findall(r"cala_scalapack log: P[DZ]POSV uplo=[LU] n=29 nrhs=3 ran=cala .*" + posv, r.out, re.M))
         if got != want_posv:
             errors.append(f"{mode}: {got} p?posv_ calls logged as '{posv}', expected {want_posv}")
-        if where is not None:  # p?trsm_ (its own cases: B 37 x 29) where the p?gemm_ cases ran, never pipelined
-            where_trsm = where.replace(", pipelined copies", "")
-            got = len(re.findall(r"cala_scalapack log: P[DZ]TRSM side=[LR] uplo=[LU] transa=[NTC] diag=[NU] m=37 n=29 "
-                                 r"ran=cala .*" + where_trsm, r.out))
-            if got != want_trsm:
-                errors.append(f"{mode}: {got} p?trsm_ calls logged as '{where_trsm}', expected {want_trsm}")
-            got = len(re.findall(r"cala_scalapack log: P(?:DSYRK|ZHERK) uplo=[LU] trans=[NTC] n=27 k=19 ran=cala .*" +
-                                 where_trsm, r.out))
-            if got != want_rankk:
-                errors.append(f"{mode}: {got} p?syrk_/p?herk_ calls logged as '{where_trsm}', expected {want_rankk}")
+        # p?trsm_ (its own cases: B 37 x 29), p?syrk_ and p?herk_ where the p?gemm_ cases ran (never
+        # pipelined); under the model where p?potrf_ went
+        where_trsm = where.replace(", pipelined copies", "") if where is not None else where_potrf
+        got = len(re.findall(r"cala_scalapack log: P[DZ]TRSM side=[LR] uplo=[LU] transa=[NTC] diag=[NU] m=37 n=29 "
+                             r"ran=cala .*" + where_trsm, r.out, re.M))
+        if got != want_trsm:
+            errors.append(f"{mode}: {got} p?trsm_ calls logged as '{where_trsm}', expected {want_trsm}")
+        got = len(re.findall(r"cala_scalapack log: P(?:DSYRK|ZHERK) uplo=[LU] trans=[NTC] n=27 k=19 ran=cala .*" +
+                             where_trsm, r.out, re.M))
+        if got != want_rankk:
+            errors.append(f"{mode}: {got} p?syrk_/p?herk_ calls logged as '{where_trsm}', expected {want_rankk}")
         got = len(re.findall(r"cala_scalapack log: PZSYRK uplo=L trans=T n=27 k=19 ran=cala .*where=cpu: complex p\?syrk_ "
                              r"has no device kernel", r.out))
         if got != want_zsyrk:
