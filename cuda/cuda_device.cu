@@ -485,7 +485,7 @@ cudaDataType data_type(device::Scalar s) {
 }
 cublasFillMode_t fill_of(bool lower) { return lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER; }
 int to_int(index_t v, const char* what) {
-    if (v > index_t{0x7fffffff}) throw Error(std::string("CudaDevice: ") + what + " exceeds cuBLAS's int range");
+    if (v > index_t{0x7fffffff}) throw DeviceError(std::string("CudaDevice: ") + what + " exceeds cuBLAS's int range");
     return static_cast<int>(v);
 }
 }  // namespace
