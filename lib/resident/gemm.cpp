@@ -105,18 +105,9 @@ void gemm(Op op_a, Op op_b, T alpha, const ResidentMatrix<T>& a, const ResidentM
             detail::resident_workspace(plan, c.layout(), grid.row(), grid.col()) * std::int64_t(sizeof(T));
     }
     // Operands whose layouts do not line up with C's, redistributed onto the device (staged).
-    auto materialize = [&](const detail::Operand& x, const ResidentMatrix<T>& user,
-                           std::unique_ptr<detail::DeviceArray<T>>& store) {
-        if (!x.moves) return detail::side_of(user);
-        const index_t m_loc = x.layout.rows.local_size(grid.row()), n_loc = x.layout.cols.local_size(grid.col());
-        store = std::make_unique<detail::DeviceArray<T>>(dev, m_loc * n_loc);
-        const detail::Side<T> dst{&grid, x.layout, &dev, store->data(), std::max<index_t>(m_loc, 1)};
-        detail::redistribute_staged(x.redist_op, detail::side_of(user), dst);
-        return dst;
-    };
     std::unique_ptr<detail::DeviceArray<T>> astore, bstore;
-    const detail::Side<T> a2 = materialize(plan.a, a, astore);
-    const detail::Side<T> b2 = materialize(plan.b, b, bstore);
+    const detail::Side<T> a2 = detail::materialize_operand(plan.a, detail::side_of(a), dev, astore);
+    const detail::Side<T> b2 = detail::materialize_operand(plan.b, detail::side_of(b), dev, bstore);
     detail::resident_summa_c(plan, alpha, a2, b2, beta, detail::side_of(c), nccl, c.device().ordinal());
 }
 

@@ -2,10 +2,13 @@
 // Internal: a resident or host matrix seen alike (grid, layout, memory), and the staged
 // redistribution between any two of them that redistribute and the resident gemm share.
 
+#include <algorithm>
+#include <memory>
 #include <string>
 
 #include "cala/resident.hpp"
 #include "device/device.hpp"
+#include "gemm/plan.hpp"
 
 namespace cala::detail {
 
@@ -66,5 +69,20 @@ std::string check_resident_redistribute(const char* fn, Op op, const Side<T>& sr
 /// arguments already checked on every rank.
 template <class T>
 void redistribute_staged(Op op, const Side<T>& src, const Side<T>& dst);
+
+/// The operand a resident product reads: `user` itself where the plan leaves it in place,
+/// else a device array in the plan's layout (held by `store`) that op(user) is redistributed
+/// into (staged). Collective over user's grid.
+template <class T>
+Side<T> materialize_operand(const Operand& x, const Side<T>& user, device::Device& dev,
+                            std::unique_ptr<DeviceArray<T>>& store) {
+    if (!x.moves) return user;
+    const Grid2D& grid = *user.grid;
+    const index_t m_loc = x.layout.rows.local_size(grid.row()), n_loc = x.layout.cols.local_size(grid.col());
+    store = std::make_unique<DeviceArray<T>>(dev, m_loc * n_loc);
+    const Side<T> dst{&grid, x.layout, &dev, store->data(), std::max<index_t>(m_loc, 1)};
+    redistribute_staged(x.redist_op, user, dst);
+    return dst;
+}
 
 }  // namespace cala::detail

@@ -111,17 +111,9 @@ void herk(Uplo uplo, real_t<T> alpha, const ResidentMatrix<T>& a, real_t<T> beta
         *opts.report = {nccl ? PanelTransport::Nccl : PanelTransport::Staged, reason,
                         detail::resident_workspace(plan, c.layout(), grid.row(), grid.col()) * std::int64_t(sizeof(T))};
     // A' (C's rows) and B' = Aᴴ (C's columns), redistributed on the device where they move.
-    auto materialize = [&](const detail::Operand& x, std::unique_ptr<detail::DeviceArray<T>>& store) {
-        if (!x.moves) return detail::side_of(a);
-        const index_t m_loc = x.layout.rows.local_size(grid.row()), n_loc = x.layout.cols.local_size(grid.col());
-        store = std::make_unique<detail::DeviceArray<T>>(dev, m_loc * n_loc);
-        const detail::Side<T> dst{&grid, x.layout, &dev, store->data(), std::max<index_t>(m_loc, 1)};
-        detail::redistribute_staged(x.redist_op, detail::side_of(a), dst);
-        return dst;
-    };
     std::unique_ptr<detail::DeviceArray<T>> astore, bstore;
-    const detail::Side<T> a2 = materialize(plan.a, astore);
-    const detail::Side<T> b2 = materialize(plan.b, bstore);
+    const detail::Side<T> a2 = detail::materialize_operand(plan.a, detail::side_of(a), dev, astore);
+    const detail::Side<T> b2 = detail::materialize_operand(plan.b, detail::side_of(a), dev, bstore);
     detail::resident_summa_c(plan, T(alpha), a2, b2, T(beta), detail::side_of(c), nccl, c.device().ordinal(), &tu);
 }
 
