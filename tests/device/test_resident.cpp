@@ -204,14 +204,6 @@ TEST_CASE_TEMPLATE("resident gemm matches the sequential reference, the host alg
 
 namespace {
 
-// f throws a cala::Error on every rank of g whose message holds `what`.
-template <class F>
-bool fails_everywhere(const Grid2D& g, const std::string& what, F&& f) {
-    const std::string msg = test::error_message(f);
-    CAPTURE(msg);
-    return test::all_ranks(msg.find(what) != std::string::npos, g);
-}
-
 }  // namespace
 
 TEST_CASE("bad input: a clear cala::Error on every rank, C untouched") {
@@ -227,30 +219,30 @@ TEST_CASE("bad input: a clear cala::Error on every rank, C untouched") {
         // lowest failing rank's: device numbers differ between ranks).
         ResidentMatrix<T> on_host = random_resident<T>(g, l, ResidentDevice{});
         ResidentMatrix<T> elsewhere = random_resident<T>(g, l, dev2);
-        CHECK(fails_everywhere(g, "A lives on host memory but C on host#",
+        CHECK(test::fails_everywhere(g, "A lives on host memory but C on host#",
                                [&] { gemm(Op::N, Op::N, 1.0, on_host, b, 0.0, c); }));
-        CHECK(fails_everywhere(g, "B lives on host#",
+        CHECK(test::fails_everywhere(g, "B lives on host#",
                                [&] { gemm(Op::N, Op::N, 1.0, a, elsewhere, 0.0, c); }));
         // Ranks on different kinds of memory: rank 0 in host memory, the others on a device.
         if (g.comm().size() > 1) {
             const ResidentDevice mine = g.comm().rank() == 0 ? ResidentDevice{} : dev;
             ResidentMatrix<T> x(g, l, mine), y(g, l, mine), z(g, l, mine);
-            CHECK(fails_everywhere(g, "on some ranks", [&] { gemm(Op::N, Op::N, 1.0, x, y, 0.0, z); }));
+            CHECK(test::fails_everywhere(g, "on some ranks", [&] { gemm(Op::N, Op::N, 1.0, x, y, 0.0, z); }));
         }
         // Shapes, options, a transport HostDevice memory cannot take.
         ResidentMatrix<T> wide(g, 9, 10, 2, 2, dev);
-        CHECK(fails_everywhere(g, "gemm: ", [&] { gemm(Op::N, Op::N, 1.0, a, wide, 0.0, c); }));
-        CHECK(fails_everywhere(g, "lookahead is 0", [&] { gemm(Op::N, Op::N, 1.0, a, b, 0.0, c, {.lookahead = 0}); }));
-        CHECK(fails_everywhere(g, "transport Nccl needs CUDA devices",
+        CHECK(test::fails_everywhere(g, "gemm: ", [&] { gemm(Op::N, Op::N, 1.0, a, wide, 0.0, c); }));
+        CHECK(test::fails_everywhere(g, "lookahead is 0", [&] { gemm(Op::N, Op::N, 1.0, a, b, 0.0, c, {.lookahead = 0}); }));
+        CHECK(test::fails_everywhere(g, "transport Nccl needs CUDA devices",
                                [&] { gemm(Op::N, Op::N, 1.0, a, b, 0.0, c, {.transport = PanelTransport::Nccl}); }));
-        CHECK(fails_everywhere(g, "op(src) is", [&] { redistribute(Op::T, wide, c); }));
+        CHECK(test::fails_everywhere(g, "op(src) is", [&] { redistribute(Op::T, wide, c); }));
         const auto after = gather(c);
         CHECK(test::all_ranks(after == before, g));
 
         // An allocation past the cap on the last rank only fails on every rank.
         const bool last = g.comm().rank() == g.comm().size() - 1;
         const ResidentDevice small = ResidentDevice::open("host", last ? 64 : kCap);
-        CHECK(fails_everywhere(g, "ResidentMatrix: allocating", [&] { ResidentMatrix<T> big(g, 64, 64, 8, 8, small); }));
+        CHECK(test::fails_everywhere(g, "ResidentMatrix: allocating", [&] { ResidentMatrix<T> big(g, 64, 64, 8, 8, small); }));
         CHECK(small.used_bytes() == 0);
         // Operands that fit, a workspace that does not: op(A) = A^T moves A onto the device.
         const std::int64_t op_bytes = 3 * l.rows.local_size(g.row()) * l.cols.local_size(g.col()) * std::int64_t(sizeof(T));
@@ -258,7 +250,7 @@ TEST_CASE("bad input: a clear cala::Error on every rank, C untouched") {
         ResidentMatrix<T> ta = random_resident<T>(g, l, tight), tb = random_resident<T>(g, l, tight);
         ResidentMatrix<T> tc = random_resident<T>(g, l, tight);
         const auto tc_before = gather(tc);
-        CHECK(fails_everywhere(g, "bytes of workspace on", [&] { gemm(Op::T, Op::N, 1.0, ta, tb, 0.0, tc); }));
+        CHECK(test::fails_everywhere(g, "bytes of workspace on", [&] { gemm(Op::T, Op::N, 1.0, ta, tb, 0.0, tc); }));
         const auto tc_after = gather(tc);
         CHECK(test::all_ranks(tc_after == tc_before, g));
     });

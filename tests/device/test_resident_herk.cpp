@@ -160,14 +160,6 @@ TEST_CASE("the model: the gemm's traffic, the triangle's flops") {
 
 namespace {
 
-template <class F>
-bool fails_everywhere(const Grid2D& g, const std::string& what, F&& f) {
-    const std::string msg = test::error_message(f);
-    CAPTURE(msg);
-    CAPTURE(what);
-    return test::all_ranks(msg.find(what) != std::string::npos, g);
-}
-
 }  // namespace
 
 TEST_CASE("bad input: a clear cala::Error on every rank, C untouched") {
@@ -191,19 +183,19 @@ TEST_CASE("bad input: a clear cala::Error on every rank, C untouched") {
                                        (now.empty() || std::memcmp(now.data(), before.data(), now.size() * sizeof(T)) == 0),
                                    g);
         };
-        CHECK(fails_everywhere(g, "herk: C's tiles are not square", [&] { herk(Uplo::Lower, 1.0, a, 0.5, crect); }));
-        CHECK(fails_everywhere(g, "herk: A has 11 rows but C is 12 x 12", [&] { herk(Uplo::Lower, 1.0, a, 0.5, ctall); }));
-        CHECK(fails_everywhere(g, "herk: uplo is 4", [&] { herk(static_cast<Uplo>(4), 1.0, a, 0.5, c); }));
-        CHECK(fails_everywhere(g, "herk: lookahead is 0", [&] { herk(Uplo::Upper, 1.0, a, 0.5, c, {.lookahead = 0}); }));
-        CHECK(fails_everywhere(g, "herk: transport Nccl needs CUDA devices",
+        CHECK(test::fails_everywhere(g, "herk: C's tiles are not square", [&] { herk(Uplo::Lower, 1.0, a, 0.5, crect); }));
+        CHECK(test::fails_everywhere(g, "herk: A has 11 rows but C is 12 x 12", [&] { herk(Uplo::Lower, 1.0, a, 0.5, ctall); }));
+        CHECK(test::fails_everywhere(g, "herk: uplo is 4", [&] { herk(static_cast<Uplo>(4), 1.0, a, 0.5, c); }));
+        CHECK(test::fails_everywhere(g, "herk: lookahead is 0", [&] { herk(Uplo::Upper, 1.0, a, 0.5, c, {.lookahead = 0}); }));
+        CHECK(test::fails_everywhere(g, "herk: transport Nccl needs CUDA devices",
                                [&] { herk(Uplo::Upper, 1.0, a, 0.5, c, {.transport = PanelTransport::Nccl}); }));
         ResidentMatrix<T> ah(g, la, ResidentDevice{}), ao(g, la, other);
         scatter(ga.data(), n, ah);
         scatter(ga.data(), n, ao);
-        CHECK(fails_everywhere(g, "herk: A lives on host memory but C on host", [&] { herk(Uplo::Lower, 1.0, ah, 0.5, c); }));
-        CHECK(fails_everywhere(g, "herk: A lives on host#", [&] { herk(Uplo::Lower, 1.0, ao, 0.5, c); }));
+        CHECK(test::fails_everywhere(g, "herk: A lives on host memory but C on host", [&] { herk(Uplo::Lower, 1.0, ah, 0.5, c); }));
+        CHECK(test::fails_everywhere(g, "herk: A lives on host#", [&] { herk(Uplo::Lower, 1.0, ao, 0.5, c); }));
         if (g.comm().size() > 1) {
-            CHECK(fails_everywhere(g, "different arguments",
+            CHECK(test::fails_everywhere(g, "different arguments",
                                    [&] { herk(Uplo::Lower, g.comm().rank() == 0 ? 1.0 : 2.0, a, 0.5, c); }));
         }
         CHECK(untouched());

@@ -153,13 +153,6 @@ TEST_CASE("the model: one rank moves nothing; Lower equals cala::potrf's 2D mode
 
 namespace {
 
-template <class F>
-bool fails_everywhere(const Grid2D& g, const std::string& what, F&& f) {
-    const std::string msg = test::error_message(f);
-    CAPTURE(msg);
-    return test::all_ranks(msg.find(what) != std::string::npos, g);
-}
-
 }  // namespace
 
 TEST_CASE("bad input: a clear cala::Error on every rank, A untouched") {
@@ -173,18 +166,18 @@ TEST_CASE("bad input: a clear cala::Error on every rank, A untouched") {
         const auto before = gather(a);
 
         ResidentMatrix<T> wide(g, 11, 12, 3, 3, dev);
-        CHECK(fails_everywhere(g, "potrf: A must be square, got 11 x 12", [&] { potrf(Uplo::Lower, wide); }));
-        CHECK(fails_everywhere(g, "potrf: uplo is 7", [&] { potrf(static_cast<Uplo>(7), a); }));
-        CHECK(fails_everywhere(g, "lookahead is 2", [&] { potrf(Uplo::Lower, a, {.lookahead = 2}); }));
-        CHECK(fails_everywhere(g, "transport Nccl needs CUDA devices",
+        CHECK(test::fails_everywhere(g, "potrf: A must be square, got 11 x 12", [&] { potrf(Uplo::Lower, wide); }));
+        CHECK(test::fails_everywhere(g, "potrf: uplo is 7", [&] { potrf(static_cast<Uplo>(7), a); }));
+        CHECK(test::fails_everywhere(g, "lookahead is 2", [&] { potrf(Uplo::Lower, a, {.lookahead = 2}); }));
+        CHECK(test::fails_everywhere(g, "transport Nccl needs CUDA devices",
                                [&] { potrf(Uplo::Upper, a, {.transport = PanelTransport::Nccl}); }));
         if (g.comm().size() > 1) {
             // Ranks that disagree on uplo; ranks on different kinds of memory.
-            CHECK(fails_everywhere(g, "different arguments",
+            CHECK(test::fails_everywhere(g, "different arguments",
                                    [&] { potrf(g.comm().rank() == 0 ? Uplo::Upper : Uplo::Lower, a); }));
             const ResidentDevice mine = g.comm().rank() == 0 ? ResidentDevice{} : dev;
             ResidentMatrix<T> mixed(g, l, mine);
-            CHECK(fails_everywhere(g, "on some ranks", [&] { potrf(Uplo::Lower, mixed); }));
+            CHECK(test::fails_everywhere(g, "on some ranks", [&] { potrf(Uplo::Lower, mixed); }));
             // Slots that do not fit the device of the last rank.
             const bool last = g.comm().rank() == g.comm().size() - 1;
             const std::int64_t own = l.rows.local_size(g.row()) * l.cols.local_size(g.col()) * std::int64_t(sizeof(T));
@@ -192,7 +185,7 @@ TEST_CASE("bad input: a clear cala::Error on every rank, A untouched") {
             ResidentMatrix<T> t(g, l, tight);
             scatter(spd.data(), 11, t);
             const auto t_before = gather(t);
-            CHECK(fails_everywhere(g, "bytes of workspace on", [&] { potrf(Uplo::Lower, t); }));
+            CHECK(test::fails_everywhere(g, "bytes of workspace on", [&] { potrf(Uplo::Lower, t); }));
             const auto t_after = gather(t);
             CHECK(test::all_ranks(t_after == t_before, g));
         }

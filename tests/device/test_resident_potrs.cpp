@@ -40,11 +40,6 @@ std::vector<T> fresh(const Grid2D& g, index_t n, index_t cols) {
 }
 
 template <class T>
-bool same_bits(const std::vector<T>& x, const std::vector<T>& y) {
-    return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0);
-}
-
-template <class T>
 void run_case(const Grid2D& g, const Case& c, Uplo uplo, int potrf_lookahead) {
     const ResidentDevice dev = ResidentDevice::open("host", kCap);
     const BlockCyclic la(c.n, c.n, c.amb, c.anb, g.p(), g.q(), c.arsrc % g.p(), c.acsrc % g.q());
@@ -164,21 +159,13 @@ TEST_CASE_TEMPLATE("in host memory on every rank: the host potrs, bit for bit", 
 
             const auto x = gather(b), hx = gather(hb.view());
             CAPTURE(uplo_char(uplo));
-            CHECK(test::all_ranks(same_bits(x, hx), g));
+            CHECK(test::all_ranks(test::same_bits(x, hx), g));
             CHECK(test::all_ranks(g.comm().rank() != 0 || test::potrs_residual(spd, n, rhs, x, nrhs) < 10.0, g));
         }
     });
 }
 
 namespace {
-
-template <class F>
-bool fails_everywhere(const Grid2D& g, const std::string& what, F&& f) {
-    const std::string msg = test::error_message(f);
-    CAPTURE(msg);
-    CAPTURE(what);
-    return test::all_ranks(msg.find(what) != std::string::npos, g);
-}
 
 }  // namespace
 
@@ -199,37 +186,37 @@ TEST_CASE("bad input: a clear cala::Error on every rank, B untouched") {
         const auto before = gather(b);
         auto untouched = [&](const ResidentMatrix<T>& m, const std::vector<T>& was) {
             const auto now = gather(m);
-            return test::all_ranks(same_bits(now, was), g);
+            return test::all_ranks(test::same_bits(now, was), g);
         };
 
         ResidentMatrix<T> wide(g, n, n + 1, 3, 3, dev), tall(g, n + 1, nrhs, 3, 2, dev);
-        CHECK(fails_everywhere(g, "potrs: A must be square, got 11 x 12", [&] { potrs(Uplo::Lower, wide, b); }));
-        CHECK(fails_everywhere(g, "potrs: B has 12 rows but A is 11 x 11", [&] { potrs(Uplo::Lower, a, tall); }));
-        CHECK(fails_everywhere(g, "potrs: uplo is 7", [&] { potrs(static_cast<Uplo>(7), a, b); }));
-        CHECK(fails_everywhere(g, "potrs: lookahead is 2", [&] { potrs(Uplo::Lower, a, b, {.lookahead = 2}); }));
-        CHECK(fails_everywhere(g, "potrs: transport is 9",
+        CHECK(test::fails_everywhere(g, "potrs: A must be square, got 11 x 12", [&] { potrs(Uplo::Lower, wide, b); }));
+        CHECK(test::fails_everywhere(g, "potrs: B has 12 rows but A is 11 x 11", [&] { potrs(Uplo::Lower, a, tall); }));
+        CHECK(test::fails_everywhere(g, "potrs: uplo is 7", [&] { potrs(static_cast<Uplo>(7), a, b); }));
+        CHECK(test::fails_everywhere(g, "potrs: lookahead is 2", [&] { potrs(Uplo::Lower, a, b, {.lookahead = 2}); }));
+        CHECK(test::fails_everywhere(g, "potrs: transport is 9",
                                [&] { potrs(Uplo::Lower, a, b, {.transport = static_cast<PanelTransport>(9)}); }));
-        CHECK(fails_everywhere(g, "potrs: transport Nccl needs CUDA devices",
+        CHECK(test::fails_everywhere(g, "potrs: transport Nccl needs CUDA devices",
                                [&] { potrs(Uplo::Upper, a, b, {.transport = PanelTransport::Nccl}); }));
         // A on a device, B in host memory; A and B on two devices; A on another grid.
         ResidentMatrix<T> bh(g, lb, ResidentDevice{}), bo(g, lb, other);
         scatter(rhs.data(), n, bh);
         scatter(rhs.data(), n, bo);
-        CHECK(fails_everywhere(g, "potrs: B lives on host memory but A on host", [&] { potrs(Uplo::Lower, a, bh); }));
-        CHECK(fails_everywhere(g, "potrs: B lives on host#", [&] { potrs(Uplo::Lower, a, bo); }));
+        CHECK(test::fails_everywhere(g, "potrs: B lives on host memory but A on host", [&] { potrs(Uplo::Lower, a, bh); }));
+        CHECK(test::fails_everywhere(g, "potrs: B lives on host#", [&] { potrs(Uplo::Lower, a, bo); }));
         const Grid2D g2(g.comm(), g.p(), g.q(), GridOrder::ColumnMajor);
         ResidentMatrix<T> a2(g2, la, dev);
-        CHECK(fails_everywhere(g, "potrs: A lives on a different process grid", [&] { potrs(Uplo::Lower, a2, b); }));
+        CHECK(test::fails_everywhere(g, "potrs: A lives on a different process grid", [&] { potrs(Uplo::Lower, a2, b); }));
         CHECK(untouched(bh, before));
         CHECK(untouched(bo, before));
         if (g.comm().size() > 1) {
             // Ranks that disagree on uplo; ranks on different kinds of memory.
-            CHECK(fails_everywhere(g, "different arguments",
+            CHECK(test::fails_everywhere(g, "different arguments",
                                    [&] { potrs(g.comm().rank() == 0 ? Uplo::Upper : Uplo::Lower, a, b); }));
             const ResidentDevice mine = g.comm().rank() == 0 ? ResidentDevice{} : dev;
             ResidentMatrix<T> ma(g, la, mine), mb(g, lb, mine);
             scatter(rhs.data(), n, mb);
-            CHECK(fails_everywhere(g, "potrs: the operands live on host memory on some ranks and on a HostDevice",
+            CHECK(test::fails_everywhere(g, "potrs: the operands live on host memory on some ranks and on a HostDevice",
                                    [&] { potrs(Uplo::Lower, ma, mb); }));
             CHECK(untouched(mb, before));
             // Workspace that does not fit the device of the last rank (A and B fit).
@@ -241,7 +228,7 @@ TEST_CASE("bad input: a clear cala::Error on every rank, B untouched") {
             ResidentMatrix<T> ta(g, la, tight), tb(g, lb, tight);
             scatter(spd.data(), n, ta);
             scatter(rhs.data(), n, tb);
-            CHECK(fails_everywhere(g, "potrs: the resident solve needs", [&] { potrs(Uplo::Lower, ta, tb); }));
+            CHECK(test::fails_everywhere(g, "potrs: the resident solve needs", [&] { potrs(Uplo::Lower, ta, tb); }));
             CHECK(untouched(tb, before));
             CHECK(test::all_ranks(tight.used_bytes() == own || !last, g));
         }

@@ -40,11 +40,6 @@ const Shape kShapes[] = {
 };
 
 template <class T>
-bool same_bits(const std::vector<T>& x, const std::vector<T>& y) {
-    return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0);
-}
-
-template <class T>
 void run_case(const Grid2D& g, const Shape& s, Side side, Uplo uplo, Op op, Diag diag, bool alpha_zero,
               int lookahead) {
     std::mt19937_64 shared(static_cast<std::uint64_t>(s.m * 131 + s.n));  // same alpha on every rank
@@ -160,20 +155,12 @@ TEST_CASE_TEMPLATE("in host memory on every rank: the host trsm, bit for bit", T
             const T alpha(2);
             trsm(side, Uplo::Upper, Op::T, Diag::NonUnit, alpha, a, b);
             trsm(side, Uplo::Upper, Op::T, Diag::NonUnit, alpha, ha.view(), hb.view());
-            CHECK(test::all_ranks(same_bits(gather(b), gather(hb.view())), g));
+            CHECK(test::all_ranks(test::same_bits(gather(b), gather(hb.view())), g));
         }
     });
 }
 
 namespace {
-
-template <class F>
-bool fails_everywhere(const Grid2D& g, const std::string& what, F&& f) {
-    const std::string msg = test::error_message(f);
-    CAPTURE(msg);
-    CAPTURE(what);
-    return test::all_ranks(msg.find(what) != std::string::npos, g);
-}
 
 }  // namespace
 
@@ -194,23 +181,23 @@ TEST_CASE("bad input: a clear cala::Error on every rank, B untouched") {
         const auto lo = Uplo::Lower;
         const auto nu = Diag::NonUnit;
         ResidentMatrix<T> wide(g, n, n + 1, 3, 3, dev);
-        CHECK(fails_everywhere(g, "trsm: A is 11 x 12, not square", [&] { trsm(L, lo, Op::N, nu, 1.0, wide, b); }));
-        CHECK(fails_everywhere(g, "trsm: B has 4 columns but A is 11 x 11 (right side)",
+        CHECK(test::fails_everywhere(g, "trsm: A is 11 x 12, not square", [&] { trsm(L, lo, Op::N, nu, 1.0, wide, b); }));
+        CHECK(test::fails_everywhere(g, "trsm: B has 4 columns but A is 11 x 11 (right side)",
                                [&] { trsm(R, lo, Op::N, nu, 1.0, a, b); }));
-        CHECK(fails_everywhere(g, "trsm: side is 5", [&] { trsm(static_cast<Side>(5), lo, Op::N, nu, 1.0, a, b); }));
-        CHECK(fails_everywhere(g, "trsm: diag is 3", [&] { trsm(L, lo, Op::N, static_cast<Diag>(3), 1.0, a, b); }));
-        CHECK(fails_everywhere(g, "trsm: op is 9", [&] { trsm(L, lo, static_cast<Op>(9), nu, 1.0, a, b); }));
-        CHECK(fails_everywhere(g, "trsm: lookahead is 2", [&] { trsm(L, lo, Op::N, nu, 1.0, a, b, {.lookahead = 2}); }));
-        CHECK(fails_everywhere(g, "trsm: transport Nccl needs CUDA devices",
+        CHECK(test::fails_everywhere(g, "trsm: side is 5", [&] { trsm(static_cast<Side>(5), lo, Op::N, nu, 1.0, a, b); }));
+        CHECK(test::fails_everywhere(g, "trsm: diag is 3", [&] { trsm(L, lo, Op::N, static_cast<Diag>(3), 1.0, a, b); }));
+        CHECK(test::fails_everywhere(g, "trsm: op is 9", [&] { trsm(L, lo, static_cast<Op>(9), nu, 1.0, a, b); }));
+        CHECK(test::fails_everywhere(g, "trsm: lookahead is 2", [&] { trsm(L, lo, Op::N, nu, 1.0, a, b, {.lookahead = 2}); }));
+        CHECK(test::fails_everywhere(g, "trsm: transport Nccl needs CUDA devices",
                                [&] { trsm(L, lo, Op::N, nu, 1.0, a, b, {.transport = PanelTransport::Nccl}); }));
         ResidentMatrix<T> bh(g, lb, ResidentDevice{}), bo(g, lb, other);
         scatter(before.data(), n, bh);
         scatter(before.data(), n, bo);
-        CHECK(fails_everywhere(g, "trsm: B lives on host memory but A on host", [&] { trsm(L, lo, Op::N, nu, 1.0, a, bh); }));
-        CHECK(fails_everywhere(g, "trsm: B lives on host#", [&] { trsm(L, lo, Op::N, nu, 1.0, a, bo); }));
-        CHECK(test::all_ranks(same_bits(gather(bh), before) && same_bits(gather(bo), before), g));
+        CHECK(test::fails_everywhere(g, "trsm: B lives on host memory but A on host", [&] { trsm(L, lo, Op::N, nu, 1.0, a, bh); }));
+        CHECK(test::fails_everywhere(g, "trsm: B lives on host#", [&] { trsm(L, lo, Op::N, nu, 1.0, a, bo); }));
+        CHECK(test::all_ranks(test::same_bits(gather(bh), before) && test::same_bits(gather(bo), before), g));
         if (g.comm().size() > 1) {
-            CHECK(fails_everywhere(g, "different arguments",
+            CHECK(test::fails_everywhere(g, "different arguments",
                                    [&] { trsm(L, lo, g.comm().rank() == 0 ? Op::T : Op::N, nu, 1.0, a, b); }));
             // Workspace that does not fit the device of the last rank (A and B fit).
             const bool last = g.comm().rank() == g.comm().size() - 1;
@@ -221,10 +208,10 @@ TEST_CASE("bad input: a clear cala::Error on every rank, B untouched") {
             ResidentMatrix<T> ta(g, la, tight), tb(g, lb, tight);
             scatter(ga.data(), n, ta);
             scatter(before.data(), n, tb);
-            CHECK(fails_everywhere(g, "trsm: the resident solve needs", [&] { trsm(L, lo, Op::C, nu, 1.0, ta, tb); }));
-            CHECK(test::all_ranks(same_bits(gather(tb), before), g));
+            CHECK(test::fails_everywhere(g, "trsm: the resident solve needs", [&] { trsm(L, lo, Op::C, nu, 1.0, ta, tb); }));
+            CHECK(test::all_ranks(test::same_bits(gather(tb), before), g));
         }
-        CHECK(test::all_ranks(same_bits(gather(b), before), g));
+        CHECK(test::all_ranks(test::same_bits(gather(b), before), g));
         // After all that, the same operands still solve.
         trsm(L, lo, Op::N, nu, 1.0, a, b);
         const auto x = gather(b);

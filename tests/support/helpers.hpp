@@ -2,10 +2,12 @@
 // Test helpers: random distributed matrices, a sequential reference on gathered data, and
 // rank-wide agreement of a local condition.
 
+#include <doctest/doctest.h>
 #include <mpi.h>
 
 #include <cmath>
 #include <complex>
+#include <cstring>
 #include <functional>
 #include <cstdint>
 #include <random>
@@ -56,6 +58,21 @@ inline bool all_ranks(bool ok, const Grid2D& g) {
     int v = ok ? 1 : 0;
     MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MIN, g.comm().get());
     return v == 1;
+}
+
+/// f throws a cala::Error on every rank of g whose message holds `what`.
+template <class F>
+bool fails_everywhere(const Grid2D& g, const std::string& what, F&& f) {
+    const std::string msg = error_message(f);
+    CAPTURE(msg);
+    CAPTURE(what);
+    return all_ranks(msg.find(what) != std::string::npos, g);
+}
+
+/// x and y hold the same bits (NaNs and signed zeros included).
+template <class T>
+bool same_bits(const std::vector<T>& x, const std::vector<T>& y) {
+    return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0);
 }
 
 /// op(x)(i, j) of a column-major matrix x with leading dimension ld.
