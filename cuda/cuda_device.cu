@@ -572,6 +572,16 @@ void CudaDevice::trsm(device::Scalar s, bool left, bool lower, Op op_a, bool uni
 
 void CudaDevice::herk(device::Scalar s, bool lower, Op op_a, index_t n, index_t k, const void* alpha, const void* a,
                       index_t lda, const void* beta, void* c, index_t ldc) {
+    rank_k(true, s, lower, op_a, n, k, alpha, a, lda, beta, c, ldc);
+}
+
+void CudaDevice::syrk(device::Scalar s, bool lower, Op op_a, index_t n, index_t k, const void* alpha, const void* a,
+                      index_t lda, const void* beta, void* c, index_t ldc) {
+    rank_k(false, s, lower, op_a, n, k, alpha, a, lda, beta, c, ldc);
+}
+
+void CudaDevice::rank_k(bool herm, device::Scalar s, bool lower, Op op_a, index_t n, index_t k, const void* alpha,
+                        const void* a, index_t lda, const void* beta, void* c, index_t ldc) {
     std::lock_guard<std::recursive_mutex> guard(impl_->mu);
     auto& im = *impl_;
     CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
@@ -583,7 +593,7 @@ void CudaDevice::herk(device::Scalar s, bool lower, Op op_a, index_t n, index_t 
     im.pool->invalidate(c);
     const cublasFillMode_t ul = fill_of(lower);
     const bool real = s == device::Scalar::S || s == device::Scalar::D;
-    const cublasOperation_t tr = op_a == Op::N ? CUBLAS_OP_N : real ? CUBLAS_OP_T : CUBLAS_OP_C;
+    const cublasOperation_t tr = op_a == Op::N ? CUBLAS_OP_N : real || !herm ? CUBLAS_OP_T : CUBLAS_OP_C;
     const int ni = to_int(n, "herk n"), ki = to_int(k, "herk k"), la = to_int(lda, "lda"), lc = to_int(ldc, "ldc");
     auto h = im.blas;
     switch (s) {
@@ -596,16 +606,28 @@ void CudaDevice::herk(device::Scalar s, bool lower, Op op_a, index_t n, index_t 
                                       static_cast<const double*>(a), la, static_cast<const double*>(beta),
                                       static_cast<double*>(c), lc));
         break;
-    case device::Scalar::C:
-        CALA_CHECK_CUBLAS(cublasCherk(h, ul, tr, ni, ki, static_cast<const float*>(alpha),
-                                      static_cast<const cuComplex*>(a), la, static_cast<const float*>(beta),
-                                      static_cast<cuComplex*>(c), lc));
+    case device::Scalar::C: {
+        const auto* ac = static_cast<const cuComplex*>(a);
+        auto* cc = static_cast<cuComplex*>(c);
+        if (herm)
+            CALA_CHECK_CUBLAS(cublasCherk(h, ul, tr, ni, ki, static_cast<const float*>(alpha), ac, la,
+                                          static_cast<const float*>(beta), cc, lc));
+        else
+            CALA_CHECK_CUBLAS(cublasCsyrk(h, ul, tr, ni, ki, static_cast<const cuComplex*>(alpha), ac, la,
+                                          static_cast<const cuComplex*>(beta), cc, lc));
         break;
-    case device::Scalar::Z:
-        CALA_CHECK_CUBLAS(cublasZherk(h, ul, tr, ni, ki, static_cast<const double*>(alpha),
-                                      static_cast<const cuDoubleComplex*>(a), la, static_cast<const double*>(beta),
-                                      static_cast<cuDoubleComplex*>(c), lc));
+    }
+    case device::Scalar::Z: {
+        const auto* az = static_cast<const cuDoubleComplex*>(a);
+        auto* cz = static_cast<cuDoubleComplex*>(c);
+        if (herm)
+            CALA_CHECK_CUBLAS(cublasZherk(h, ul, tr, ni, ki, static_cast<const double*>(alpha), az, la,
+                                          static_cast<const double*>(beta), cz, lc));
+        else
+            CALA_CHECK_CUBLAS(cublasZsyrk(h, ul, tr, ni, ki, static_cast<const cuDoubleComplex*>(alpha), az, la,
+                                          static_cast<const cuDoubleComplex*>(beta), cz, lc));
         break;
+    }
     }
     im.mark(Compute, ba, false);
     im.mark(Compute, bc);

@@ -55,6 +55,8 @@ public:
               const void* a, index_t lda, void* b, index_t ldb) override;
     void herk(device::Scalar s, bool lower, Op op_a, index_t n, index_t k, const void* alpha, const void* a,
               index_t lda, const void* beta, void* c, index_t ldc) override;
+    void syrk(device::Scalar s, bool lower, Op op_a, index_t n, index_t k, const void* alpha, const void* a,
+              index_t lda, const void* beta, void* c, index_t ldc) override;
     void* load(const device::Copy2D& src, std::int64_t bytes, bool* moved) override;
     void barrier() override;
     void begin_host_ranges(const std::vector<std::pair<const void*, std::int64_t>>& ranges) override;
@@ -73,6 +75,9 @@ public:
     int ordinal() const noexcept { return ordinal_; }
 
 private:
+    // herk (herm) or syrk: cublas?syrk for real types, ?herk / ?syrk for complex ones.
+    void rank_k(bool herm, device::Scalar s, bool lower, Op op_a, index_t n, index_t k, const void* alpha,
+                const void* a, index_t lda, const void* beta, void* c, index_t ldc);
     struct Impl;  // streams, events, cuBLAS handle, tile pool
     std::unique_ptr<Impl> impl_;
     int ordinal_;

@@ -16,8 +16,8 @@
 //     (lib/resident/potrs.cpp) -> two Device::trsm on a 1 x 1 grid | the host potrs's 2D loops on
 //     device tiles (potrs_2d.cpp, potrs_2d_trans.cpp) -> panel transport -> Device::trsm / gemm
 //
-// cala::herk(ResidentMatrix, ResidentMatrix) -> checks, the gemm planner's moves (lib/resident/
-//     syrk.cpp) -> resident_summa_c with each group's product on C's triangle -> Device::gemm / herk
+// cala::herk / syrk(ResidentMatrix, ResidentMatrix) -> checks, the gemm planner's moves (lib/resident/
+//     syrk.cpp) -> resident_summa_c with each group's product on C's triangle -> Device::gemm / herk / syrk
 //
 // cala::trsm(Side, ResidentMatrix, ResidentMatrix) -> checks, transport, the host trsm's plan
 //     (lib/resident/trsm.cpp) -> one Device::trsm on a 1 x 1 grid | B transposed (right side),
@@ -213,6 +213,18 @@ void herk(Uplo uplo, real_t<T> alpha, const ResidentMatrix<T>& a, real_t<T> beta
 /// C's triangle (2·rows·w·k per tile column off the diagonal, w·(w+1)·k per diagonal tile; 4x
 /// for complex types), and extra_bytes: the device workspace. One rank: the flops alone.
 Cost resident_herk_cost(Uplo uplo, const BlockCyclic& a, const BlockCyclic& c, const ResidentGemmOptions& opts,
+                        int row, int col, std::size_t elem_size, bool is_complex);
+
+/// C := alpha·A·Aᵀ + beta·C on the `uplo` triangle of C, no conjugation (BLAS ?syrk; complex
+/// alpha and beta): the resident herk above with Aᵀ for Aᴴ, Device::syrk on the diagonal tiles
+/// (CudaDevice: cublas?syrk), the same checks, moves and model. Real types: herk itself. Both
+/// in host memory on every rank: cala::syrk on their host views.
+template <class T>
+void syrk(Uplo uplo, T alpha, const ResidentMatrix<T>& a, T beta, ResidentMatrix<T>& c,
+          const ResidentGemmOptions& opts = {});
+
+/// The resident syrk's words, messages, flops and workspace: resident_herk_cost's with Aᵀ.
+Cost resident_syrk_cost(Uplo uplo, const BlockCyclic& a, const BlockCyclic& c, const ResidentGemmOptions& opts,
                         int row, int col, std::size_t elem_size, bool is_complex);
 
 struct ResidentPotrfOptions {

@@ -143,10 +143,18 @@ public:
             (void)ldc;
         throw Error("Device " + name() + ": no herk");
     }
+    /// c := alpha·op(a)·op(a)ᵀ + beta·c on the lower or upper triangle of the n x n tile c (op N:
+    /// a is n x k; T: k x n), no conjugation: BLAS ?syrk of every type. alpha, beta point to host
+    /// scalars of s. beta == 0: c is not read. Real types: herk's (the default).
+    virtual void syrk(Scalar s, bool lower, Op op_a, index_t n, index_t k, const void* alpha, const void* a,
+                      index_t lda, const void* beta, void* c, index_t ldc) {
+        if (s == Scalar::C || s == Scalar::Z) throw Error("Device " + name() + ": no complex syrk");
+        herk(s, lower, op_a, n, k, alpha, a, lda, beta, c, ldc);
+    }
 };
 
 /// A team of CPU cores with a memory budget: device memory is host memory it owns and counts;
-/// copies are memcpy, gemm (potrf, trsm, herk) is kernels:: on the calling thread's OpenMP team.
+/// copies are memcpy, gemm (potrf, trsm, herk, syrk) is kernels:: on the calling thread's OpenMP team.
 class HostDevice final : public Device {
 public:
     explicit HostDevice(std::int64_t budget_bytes, int threads = 0);
@@ -169,6 +177,8 @@ public:
     void trsm(Scalar s, bool left, bool lower, Op op_a, bool unit, index_t m, index_t n, const void* alpha,
               const void* a, index_t lda, void* b, index_t ldb) override;
     void herk(Scalar s, bool lower, Op op_a, index_t n, index_t k, const void* alpha, const void* a, index_t lda,
+              const void* beta, void* c, index_t ldc) override;
+    void syrk(Scalar s, bool lower, Op op_a, index_t n, index_t k, const void* alpha, const void* a, index_t lda,
               const void* beta, void* c, index_t ldc) override;
 
 private:

@@ -113,6 +113,15 @@ void HostDevice::herk(Scalar s, bool lower, Op op_a, index_t n, index_t k, const
     });
 }
 
+void HostDevice::syrk(Scalar s, bool lower, Op op_a, index_t n, index_t k, const void* alpha, const void* a,
+                      index_t lda, const void* beta, void* c, index_t ldc) {
+    with_type(s, [&](auto t) {
+        using T = decltype(t);
+        kernels::syrk<T>(lower, op_a, n, k, *static_cast<const T*>(alpha), static_cast<const T*>(a), lda,
+                         *static_cast<const T*>(beta), static_cast<T*>(c), ldc);
+    });
+}
+
 namespace {
 CudaFactory& cuda_factory() {
     static CudaFactory f;

@@ -291,6 +291,28 @@ void herk(bool lower, Op op_a, index_t n, index_t k, real_t<T> alpha, const T* a
     }
 }
 
+template <class T>
+void syrk(bool lower, Op op_a, index_t n, index_t k, T alpha, const T* a, index_t lda, T beta, T* c, index_t ldc) {
+    if constexpr (!is_complex_v<T>) {
+        herk<T>(lower, op_a == Op::N ? Op::N : Op::C, n, k, alpha, a, lda, beta, c, ldc);
+    } else {
+        if (n == 0 || (beta == T(1) && (k == 0 || alpha == T(0)))) return;
+        // The product on the whole n x n square (one gemm), then its triangle into c: the
+        // diagonal blocks' share of a distributed syrk, where the flops are few.
+        std::vector<T> t;
+        if (k > 0 && alpha != T(0)) {
+            t.resize(static_cast<std::size_t>(n * n));
+            gemm<T>(op_a == Op::N ? Op::N : Op::T, op_a == Op::N ? Op::T : Op::N, n, n, k, alpha, a, lda, a, lda, T(0),
+                    t.data(), n);
+        }
+        for (index_t j = 0; j < n; ++j)
+            for (index_t i = lower ? j : 0; i < (lower ? n : j + 1); ++i) {
+                const T prod = t.empty() ? T(0) : t[static_cast<std::size_t>(i + j * n)];
+                c[i + j * ldc] = beta == T(0) ? prod : prod + beta * c[i + j * ldc];
+            }
+    }
+}
+
 namespace {
 
 // Unblocked lower Cholesky of a small tile (in cache): column by column.
@@ -434,6 +456,7 @@ void copy(Op op, index_t m, index_t n, const T* a, index_t lda, T* b, index_t ld
     template void copy<T>(Op, index_t, index_t, const T*, index_t, T*, index_t);                              \
     template void trsm<T>(bool, bool, Op, bool, index_t, index_t, T, const T*, index_t, T*, index_t);           \
     template void herk<T>(bool, Op, index_t, index_t, real_t<T>, const T*, index_t, real_t<T>, T*, index_t);     \
+    template void syrk<T>(bool, Op, index_t, index_t, T, const T*, index_t, T, T*, index_t);                     \
     template index_t potrf<T>(bool, index_t, T*, index_t);                                                    \
     template void trsm_right_lower_ch<T>(index_t, index_t, const T*, index_t, T*, index_t);                           \
     template void inverse_lower<T>(index_t, const T*, index_t, T*);                                                   \

@@ -50,6 +50,12 @@ template <class T>
 void herk(bool lower, Op op_a, index_t n, index_t k, real_t<T> alpha, const T* a, index_t lda, real_t<T> beta,
           T* c, index_t ldc);
 
+/// c := alpha·op(a)·op(a)ᵀ + beta·c on the lower or upper triangle of the n x n matrix c (op N:
+/// a is n x k; T: a is k x n): BLAS ?syrk, complex types included (no conjugation). Real types
+/// are herk's. beta == 0: c is not read.
+template <class T>
+void syrk(bool lower, Op op_a, index_t n, index_t k, T alpha, const T* a, index_t lda, T beta, T* c, index_t ldc);
+
 /// b := b·l⁻ᴴ for an n x n lower triangular l (non-unit) and an m x n b: the panel solve of a
 /// right-looking Cholesky. Tall panels go through l⁻¹ and an in-place trmm.
 template <class T>

@@ -52,7 +52,7 @@ void triangle_update(device::Device& dev, const TriangleUpdate& tu, const Side<T
     const bool lower = tu.uplo == Uplo::Lower;
     const T one(1), zero(0);
     const real_t<T> one_r(1);
-    const T beta = first ? T(*static_cast<const real_t<T>*>(tu.beta_real)) : one;
+    const T beta = !first ? one : tu.symmetric ? *static_cast<const T*>(tu.beta) : T(*static_cast<const real_t<T>*>(tu.beta));
     const T* a0 = k > 0 ? ap : c.data;  // k = 0: nothing is read (BLAS semantics)
     const index_t lda0 = k > 0 ? lda : c.ld;
     for (const TrianglePiece& t : triangle_pieces(tu.uplo, c.layout, c.grid->row(), c.grid->col())) {
@@ -61,9 +61,14 @@ void triangle_update(device::Device& dev, const TriangleUpdate& tu, const Side<T
         if (r1 > r0)
             dev.gemm(s, Op::N, Op::N, r1 - r0, t.cols, k, k > 0 ? &alpha : &zero, k > 0 ? a0 + r0 : a0, lda0,
                      k > 0 ? bp + t.col * ldb : c.data, k > 0 ? ldb : 1, &beta, c.data + r0 + t.col * c.ld, c.ld);
-        if (t.band_end > t.band_begin)  // the diagonal tile: its triangle only
-            dev.herk(s, lower, Op::N, t.cols, k, k > 0 ? tu.alpha_real : &one_r, k > 0 ? a0 + t.band_begin : a0,
-                     lda0, first ? tu.beta_real : &one_r, c.data + t.band_begin + t.col * c.ld, c.ld);
+        if (t.band_end <= t.band_begin) continue;
+        // the diagonal tile: its triangle only
+        const T* ad = k > 0 ? a0 + t.band_begin : a0;
+        T* cd = c.data + t.band_begin + t.col * c.ld;
+        if (tu.symmetric)
+            dev.syrk(s, lower, Op::N, t.cols, k, k > 0 ? &alpha : &one, ad, lda0, first ? tu.beta : &one, cd, c.ld);
+        else
+            dev.herk(s, lower, Op::N, t.cols, k, k > 0 ? tu.alpha : &one_r, ad, lda0, first ? tu.beta : &one_r, cd, c.ld);
     }
 }
 

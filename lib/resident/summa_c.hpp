@@ -14,13 +14,15 @@ namespace cala::detail {
 /// put together in. The same count resident_gemm_cost's memory uses.
 index_t resident_slots(const GemmPlan& plan, const BlockCyclic& c, int row, int col);
 
-/// herk's update: only the `uplo` triangle of C (square tiles) is written, B' is A''s conjugate
-/// transpose, the diagonal tiles by Device::herk from A''s rows with the real alpha and beta
-/// (host scalars of the real type), the tiles off them by Device::gemm.
+/// herk's or syrk's update: only the `uplo` triangle of C (square tiles) is written, B' is A''s
+/// conjugate transpose (herk) or transpose (symmetric: syrk), the diagonal tiles by Device::herk
+/// from A''s rows with the real alpha and beta (host scalars of the real type) or by
+/// Device::syrk with alpha and beta of T, the tiles off them by Device::gemm.
 struct TriangleUpdate {
     Uplo uplo;
-    const void* alpha_real;
-    const void* beta_real;
+    const void* alpha;  ///< real_t<T> (herk) or T (symmetric)
+    const void* beta;   ///< the same type as alpha
+    bool symmetric = false;
 };
 
 /// The `uplo` triangle of C's local array := beta·C + alpha·A'·B' for one group of depth k
@@ -30,7 +32,7 @@ template <class T>
 void triangle_update(device::Device& dev, const TriangleUpdate& tu, const Side<T>& c, index_t k, T alpha,
                      const T* ap, index_t lda, const T* bp, index_t ldb, bool first);
 
-/// The engine; `tri` (herk) restricts each group's product to C's triangle.
+/// The engine; `tri` (herk, syrk) restricts each group's product to C's triangle.
 template <class T>
 void resident_summa_c(const GemmPlan& plan, T alpha, const Side<T>& a, const Side<T>& b, T beta, const Side<T>& c,
                       bool nccl, int ordinal, const TriangleUpdate* tri = nullptr);

@@ -1,9 +1,10 @@
-// cala::herk on resident matrices, on HostDevice memory (issue 30, item 4's p?syrk_ / p?herk_):
-// C := alpha·A·Aᴴ + beta·C on C's triangle for every type, both triangles, A lined up with C's
+// cala::herk and cala::syrk on resident matrices, on HostDevice memory (issue 30, item 4's
+// p?syrk_ / p?herk_): C := alpha·A·Aᴴ + beta·C (syrk: A·Aᵀ, complex alpha and beta, no real
+// diagonal) on C's triangle for every type, both triangles, A lined up with C's
 // rows or not (moved), tiles the size does not divide, non-zero source processes, k = 0 and
 // alpha = 0, beta = 0 with NaN in C; against a long-double reference on gathered data (the
 // diagonal real), the other strict triangle bitwise untouched; words, words received and
-// messages == resident_herk_cost on every rank, the device's peak == the model's workspace; bad
+// messages == resident_herk_cost / resident_syrk_cost on every rank, the device's peak == the model's workspace; bad
 // input as cala::Error on every rank with C untouched.
 // (run as: mpiexec.mpich -n N test_resident_herk, N in {1, 2, 4}: every p x q with p·q = N)
 
@@ -42,8 +43,19 @@ bool same_bits(const T& x, const T& y) {
     return std::memcmp(&x, &y, sizeof(T)) == 0;
 }
 
+// A scalar of T in [lo, hi) (complex: both parts), the same on every rank.
 template <class T>
-void run_case(const Grid2D& g, const Case& c, Uplo uplo, bool alpha_zero, bool beta_zero, int lookahead) {
+T shared_scalar(std::mt19937_64& g, double lo, double hi) {
+    std::uniform_real_distribution<double> u(lo, hi);
+    const double re = u(g);
+    if constexpr (is_complex_v<T>) return T(real_t<T>(re), real_t<T>(u(g)));
+    else return T(re);
+}
+
+// herm: cala::herk (real alpha, beta); else cala::syrk (alpha, beta of T, Aᵀ).
+template <class T>
+void run_case(const Grid2D& g, const Case& c, Uplo uplo, bool alpha_zero, bool beta_zero, int lookahead,
+              bool herm = true) {
     using R = real_t<T>;
     std::mt19937_64 shared(static_cast<std::uint64_t>(c.n * 131 + c.k));  // same scalars on every rank
     const ResidentDevice dev = ResidentDevice::open("host", kCap);
@@ -51,8 +63,10 @@ void run_case(const Grid2D& g, const Case& c, Uplo uplo, bool alpha_zero, bool b
     // C's row and column sources differ: diagonal tiles also on processes off the grid's diagonal
     const BlockCyclic lc(c.n, c.n, c.nb, c.nb, p, q, c.csrc % p, (c.csrc + 1) % q);
     const BlockCyclic la(c.n, c.k, c.amb, c.anb, p, q, c.arsrc % p, c.acsrc % q);
-    const R alpha = alpha_zero ? R(0) : R(std::uniform_real_distribution<double>(0.5, 1.5)(shared));
-    const R beta = beta_zero ? R(0) : R(std::uniform_real_distribution<double>(-1.0, 1.0)(shared));
+    // herk's scalars real: the real parts
+    const T a0 = shared_scalar<T>(shared, 0.5, 1.5), b0 = shared_scalar<T>(shared, -1.0, 1.0);
+    const T alpha = alpha_zero ? T(0) : herm ? T(std::real(a0)) : a0;
+    const T beta = beta_zero ? T(0) : herm ? T(std::real(b0)) : b0;
     std::vector<T> ga, gc;
     if (g.comm().rank() == 0) {
         for (index_t i = 0; i < c.n * c.k; ++i) ga.push_back(test::random_value<T>(test::rng()));
@@ -65,13 +79,15 @@ void run_case(const Grid2D& g, const Case& c, Uplo uplo, bool alpha_zero, bool b
     ResidentGemmReport report;
     const ResidentGemmOptions opts{.lookahead = lookahead, .panel_width = lookahead == 2 ? 4 : 0, .report = &report};
     const bool moves = !alpha_zero && c.n > 0 && c.k > 0;
-    const Cost model = moves ? resident_herk_cost(uplo, la, lc, opts, g.row(), g.col(), sizeof(T), is_complex_v<T>)
-                             : Cost{};
+    const Cost model = !moves ? Cost{}
+                       : herm ? resident_herk_cost(uplo, la, lc, opts, g.row(), g.col(), sizeof(T), is_complex_v<T>)
+                              : resident_syrk_cost(uplo, la, lc, opts, g.row(), g.col(), sizeof(T), is_complex_v<T>);
     const std::int64_t used = dev.used_bytes();
     dev.get()->reset_peak();
     reset_traffic();
 
-    herk(uplo, alpha, a, beta, cm, opts);
+    if (herm) herk(uplo, std::real(alpha), a, std::real(beta), cm, opts);
+    else syrk(uplo, alpha, a, beta, cm, opts);
 
     const Traffic t = traffic();
     const std::int64_t extra = dev.peak_bytes() - used;
@@ -91,13 +107,13 @@ void run_case(const Grid2D& g, const Case& c, Uplo uplo, bool alpha_zero, bool b
                 LC s = 0;
                 long double bound = 0;
                 for (index_t l = 0; l < c.k; ++l) {
-                    const LC x = LC(ga[i + l * n]) * std::conj(LC(ga[j + l * n]));
+                    const LC x = LC(ga[i + l * n]) * (herm ? std::conj(LC(ga[j + l * n])) : LC(ga[j + l * n]));
                     s += x;
                     bound += std::abs(x);
                 }
                 LC ref = LC(alpha) * s + (beta_zero ? LC(0) : LC(beta) * LC(gc[i + j * n]));
-                bound = alpha * bound + (beta_zero ? 0 : std::abs(beta) * std::abs(LC(gc[i + j * n])));
-                if (i == j) ref = LC(ref.real(), 0);  // herk: a real diagonal
+                bound = std::abs(LC(alpha)) * bound + (beta_zero ? 0 : std::abs(LC(beta)) * std::abs(LC(gc[i + j * n])));
+                if (herm && i == j) ref = LC(ref.real(), 0);  // herk: a real diagonal
                 const long double d = std::abs(LC(v) - ref);
                 const double e = !(d == d) ? INFINITY
                                  : d == 0  ? 0.0
@@ -107,7 +123,7 @@ void run_case(const Grid2D& g, const Case& c, Uplo uplo, bool alpha_zero, bool b
             }
     }
     CAPTURE(p); CAPTURE(q); CAPTURE(c.n); CAPTURE(c.k); CAPTURE(c.nb); CAPTURE(uplo_char(uplo)); CAPTURE(alpha_zero);
-    CAPTURE(beta_zero); CAPTURE(lookahead); CAPTURE(err); CAPTURE(t.words()); CAPTURE(model.words);
+    CAPTURE(beta_zero); CAPTURE(lookahead); CAPTURE(herm); CAPTURE(err); CAPTURE(t.words()); CAPTURE(model.words);
     CAPTURE(t.msgs()); CAPTURE(model.msgs); CAPTURE(extra); CAPTURE(model.extra_bytes);
     CHECK(test::all_ranks(err < 4.0, g));
     CHECK(test::all_ranks(other_same, g));
@@ -134,6 +150,19 @@ TEST_CASE_TEMPLATE("resident herk updates C's triangle and matches the model", T
     });
 }
 
+TEST_CASE_TEMPLATE("resident syrk: Aᵀ, complex alpha and beta, C's triangle, the model", T, std::complex<double>,
+                   std::complex<float>, double) {
+    int count = 0;
+    test::for_each_grid([&](const Grid2D& g) {
+        for (const Case& c : kCases)
+            for (Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
+                ++count;
+                run_case<T>(g, c, uplo, false, count % 3 == 1, 1 + count % 3, false);
+            }
+        run_case<T>(g, kCases[6], Uplo::Upper, true, false, 1, false);  // alpha = 0: C's triangle := beta·C
+    });
+}
+
 TEST_CASE("the model: the gemm's traffic, the triangle's flops") {
     const BlockCyclic c1(50, 50, 8, 8, 1, 1), a1(50, 20, 8, 8, 1, 1);
     const Cost one = resident_herk_cost(Uplo::Lower, a1, c1, {}, 0, 0, 8, false);
@@ -153,14 +182,19 @@ TEST_CASE("the model: the gemm's traffic, the triangle's flops") {
             flops += h.flops;
         }
     CHECK(flops == doctest::Approx(4.0 * 77 * 78 * 30));
+    for (int r = 0; r < 2; ++r)  // syrk: the gemm's with Aᵀ, herk's flops
+        for (int col = 0; col < 2; ++col) {
+            const Cost sy = resident_syrk_cost(Uplo::Lower, a, c, {}, r, col, 16, true);
+            const Cost gm = resident_gemm_cost(Op::N, Op::T, a, a, c, {}, r, col, 16, true);
+            CHECK(sy.words == gm.words);
+            CHECK(sy.msgs == gm.msgs);
+            CHECK(sy.extra_bytes == gm.extra_bytes);
+            CHECK(sy.flops == doctest::Approx(resident_herk_cost(Uplo::Lower, a, c, {}, r, col, 16, true).flops));
+        }
     const BlockCyclic rect(77, 77, 6, 5, 2, 2);
     CHECK(test::error_message([&] { resident_herk_cost(Uplo::Lower, a, rect, {}, 0, 0, 8, false); })
               .find("C's tiles are not square") != std::string::npos);
 }
-
-namespace {
-
-}  // namespace
 
 TEST_CASE("bad input: a clear cala::Error on every rank, C untouched") {
     using T = double;
@@ -185,6 +219,10 @@ TEST_CASE("bad input: a clear cala::Error on every rank, C untouched") {
         };
         CHECK(test::fails_everywhere(g, "herk: C's tiles are not square", [&] { herk(Uplo::Lower, 1.0, a, 0.5, crect); }));
         CHECK(test::fails_everywhere(g, "herk: A has 11 rows but C is 12 x 12", [&] { herk(Uplo::Lower, 1.0, a, 0.5, ctall); }));
+        using Z = std::complex<double>;
+        ResidentMatrix<Z> za(g, la, dev), zrect(g, n, n, 3, 2, dev), zc(g, lc, dev);
+        CHECK(test::fails_everywhere(g, "syrk: C's tiles are not square", [&] { syrk(Uplo::Lower, Z(1), za, Z(0), zrect); }));
+        CHECK(test::fails_everywhere(g, "syrk: lookahead is 0", [&] { syrk(Uplo::Lower, Z(1), za, Z(0), zc, {.lookahead = 0}); }));
         CHECK(test::fails_everywhere(g, "herk: uplo is 4", [&] { herk(static_cast<Uplo>(4), 1.0, a, 0.5, c); }));
         CHECK(test::fails_everywhere(g, "herk: lookahead is 0", [&] { herk(Uplo::Upper, 1.0, a, 0.5, c, {.lookahead = 0}); }));
         CHECK(test::fails_everywhere(g, "herk: transport Nccl needs CUDA devices",
