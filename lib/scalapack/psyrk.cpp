@@ -3,8 +3,8 @@
 // entry (Fortran ABI) -> check the arguments as PBLAS does (descriptor) -> agree over the BLACS
 // grid (settle, context) -> route: nothing | C's triangle := beta·C locally (alpha = 0 or k = 0) |
 // ScaLAPACK (small, or no cala layout) |
-//   p?syrk (real)/p?herk with CALA_DEVICES, where the model says the copies pay: resident on the
-//     rank's device (resident_route.hpp -> cala::herk on ResidentMatrix copies, lib/resident);
+//   p?syrk/p?herk with CALA_DEVICES, where the model says the copies pay: resident on the
+//     rank's device (resident_route.hpp -> cala::herk / syrk on ResidentMatrix copies, lib/resident);
 //   p?syrk/p?herk: cala::syrk / cala::herk (lib/symm) on sub(A) in place, or on op(sub(A))
 //     redistributed (matrix/) into a workspace whose rows are distributed like sub(C)'s, or on a
 //     symmetric layout (SBC/TBC) op(A) and sub(C) are redistributed onto and C's lower tiles
@@ -175,7 +175,7 @@ void rank_k(const Grid2D& grid, const GridPos& g, char u, char t, index_t k, T a
     else syrk(uplo, alpha, w, beta, cv);
 }
 
-// p?syrk_ (real types) and p?herk_ on the rank's device (CALA_DEVICES; resident_route.hpp), where
+// p?syrk_ and p?herk_ on the rank's device (CALA_DEVICES; resident_route.hpp), where
 // the model says the copies pay against `cpu_seconds`: op(sub(A)) (sub(A) itself when TRANS = N,
 // else transposed into C's rows on the host, as the CPU path does) and C's triangle up, the
 // triangle back. Returns false where the call is the CPU path's (said in the CALA_SHIM=log note).
@@ -186,39 +186,34 @@ bool rank_k_resident(const Call& c, const Grid2D& grid, char u, char t, index_t 
     using detail::cat;
     const GridPos& g = c.g;
     const Uplo uplo = u == 'L' ? Uplo::Lower : Uplo::Upper;
-    if constexpr (is_complex_v<T> && !hermitian(K)) {  // Aᵀ, not Aᴴ: no device kernel
-        const char* dl = std::getenv("CALA_DEVICES");
-        if (dl != nullptr && *dl != '\0') note_call("where=cpu: complex p?syrk_ has no device kernel (Aᵀ, not Aᴴ)");
-        return false;
-    } else {
-        const BlockCyclic wl = t == 'N' ? av.layout()
-                                        : BlockCyclic(cv.layout().rows,
-                                                      Dist1D(k, cv.layout().cols.nb, g.q, 0, 0, "workspace columns"));
-        const BlockCyclic al = av.layout();
-        const DeviceRoute dr = choose_herk_route<T>(grid, uplo, wl, cv.layout(), beta == T(0), cpu_seconds,
-                                                    t == 'N' ? nullptr : &al, hermitian(K) ? Op::C : Op::T);
-        if (dr.asked) note_call(cat("where=", dr.where, ": ", dr.reason));
-        if (dr.asked && c.speaker()) say(cat(c.head, "cala: ", dr.where, ": ", dr.reason));
-        if (!dr.resident) return false;
-        cala_or_scalapack(
-            c.rout, g,
-            [&] {
-                try {
-                    detail::Buffer<T> wbuf;
-                    const MatrixRef<T> w = t == 'N' ? av : rank_k_operand<T, K>(grid, g, t, k, av, cv, wbuf);
-                    return run_resident_herk<T>(dr.dev, uplo, std::real(alpha), w, std::real(beta), cv);
-                } catch (const RankError&) {  // one rank only: the others cannot follow a fallback
-                    throw;
-                } catch (const Error& e) {  // raised on every rank before C was written back
-                    if (g.row == 0 && g.col == 0)
-                        say(cat(c.rout, ": resident: ", e.what(), "; the CPU path computes this call"));
-                    note_call(cat("where=cpu: the resident run failed: ", e.what()));
-                }
-                rank_k<T, K>(grid, g, u, t, k, alpha, beta, av, cv);
-            },
-            scalapack);
-        return true;
-    }
+    const BlockCyclic wl = t == 'N' ? av.layout()
+                                    : BlockCyclic(cv.layout().rows,
+                                                  Dist1D(k, cv.layout().cols.nb, g.q, 0, 0, "workspace columns"));
+    const BlockCyclic al = av.layout();
+    const DeviceRoute dr = choose_herk_route<T>(grid, uplo, wl, cv.layout(), beta == T(0), cpu_seconds,
+                                                t == 'N' ? nullptr : &al, hermitian(K) ? Op::C : Op::T,
+                                                hermitian(K) || !is_complex_v<T>);
+    if (dr.asked) note_call(cat("where=", dr.where, ": ", dr.reason));
+    if (dr.asked && c.speaker()) say(cat(c.head, "cala: ", dr.where, ": ", dr.reason));
+    if (!dr.resident) return false;
+    cala_or_scalapack(
+        c.rout, g,
+        [&] {
+            try {
+                detail::Buffer<T> wbuf;
+                const MatrixRef<T> w = t == 'N' ? av : rank_k_operand<T, K>(grid, g, t, k, av, cv, wbuf);
+                return run_resident_rank_k<T>(dr.dev, uplo, hermitian(K) || !is_complex_v<T>, alpha, w, beta, cv);
+            } catch (const RankError&) {  // one rank only: the others cannot follow a fallback
+                throw;
+            } catch (const Error& e) {  // raised on every rank before C was written back
+                if (g.row == 0 && g.col == 0)
+                    say(cat(c.rout, ": resident: ", e.what(), "; the CPU path computes this call"));
+                note_call(cat("where=cpu: the resident run failed: ", e.what()));
+            }
+            rank_k<T, K>(grid, g, u, t, k, alpha, beta, av, cv);
+        },
+        scalapack);
+    return true;
 }
 
 template <class T, Kind K>

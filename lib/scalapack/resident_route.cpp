@@ -379,14 +379,16 @@ DeviceRoute choose_trsm_route(const Grid2D& grid, Side side, Uplo uplo, Op op, c
 
 template <class T>
 DeviceRoute choose_herk_route(const Grid2D& grid, Uplo uplo, const BlockCyclic& a, const BlockCyclic& c,
-                              bool beta_zero, double cpu_seconds, const BlockCyclic* moved_from, Op op_moved) {
+                              bool beta_zero, double cpu_seconds, const BlockCyclic* moved_from, Op op_moved,
+                              bool hermitian) {
     const int row = grid.row(), col = grid.col();
     const auto device_model = [&](const Rates& rt) {
         Prediction pr;  // A and C's triangle up (C's unless beta = 0), the triangle back
         const double tri = double(detail::triangle_elements(uplo, c, row, col)) * double(sizeof(T));
         const double loc_a = double(a.rows.local_size(row)) * double(a.cols.local_size(col)) * double(sizeof(T));
         pr.copies = (loc_a + (beta_zero ? 1.0 : 2.0) * tri) / rt.bytes_per_s;
-        const Cost cost = resident_herk_cost(uplo, a, c, ResidentGemmOptions{}, row, col, sizeof(T), is_complex_v<T>);
+        const Cost cost = (hermitian ? resident_herk_cost : resident_syrk_cost)(uplo, a, c, ResidentGemmOptions{}, row,
+                                                                               col, sizeof(T), is_complex_v<T>);
         pr.seconds = pr.copies + resident_seconds(cost, rt, grid, sizeof(T));
         if (moved_from)  // op(sub(A)) transposed on the host first
             pr.seconds += predicted_seconds(redistribute_cost(op_moved, *moved_from, a, row, col),
@@ -398,14 +400,15 @@ DeviceRoute choose_herk_route(const Grid2D& grid, Uplo uplo, const BlockCyclic& 
 }
 
 template <class T>
-void run_resident_herk(const ResidentDevice& dev, Uplo uplo, real_t<T> alpha, const MatrixRef<T>& a, real_t<T> beta,
-                       const MatrixRef<T>& c) {
+void run_resident_rank_k(const ResidentDevice& dev, Uplo uplo, bool hermitian, T alpha, const MatrixRef<T>& a, T beta,
+                         const MatrixRef<T>& c) {
     const Grid2D& grid = c.grid();
     ResidentMatrix<T> ra(grid, a.layout(), dev), rc(grid, c.layout(), dev);  // collective: fails everywhere
     if (a.layout().rows.local_size(grid.row()) > 0 && a.layout().cols.local_size(grid.col()) > 0)
         ra.from_host(a.data(), a.ld());
-    if (beta != real_t<T>(0)) triangle_to_device(uplo, c, rc);  // beta = 0: C is not read
-    herk(uplo, alpha, ra, beta, rc, ResidentGemmOptions{});
+    if (beta != T(0)) triangle_to_device(uplo, c, rc);  // beta = 0: C is not read
+    if (hermitian) herk(uplo, std::real(alpha), ra, std::real(beta), rc, ResidentGemmOptions{});
+    else syrk(uplo, alpha, ra, beta, rc, ResidentGemmOptions{});
     triangle_to_host(uplo, rc, c);
 }
 
@@ -455,9 +458,9 @@ void run_resident(const ResidentDevice& dev, Op op_a, Op op_b, T alpha, const Ma
     template void run_resident_trsm<T>(const ResidentDevice&, Side, Uplo, Op, Diag, T, const MatrixRef<T>&,       \
                                        const MatrixRef<T>&);                                                      \
     template DeviceRoute choose_herk_route<T>(const Grid2D&, Uplo, const BlockCyclic&, const BlockCyclic&, bool,  \
-                                              double, const BlockCyclic*, Op);                                    \
-    template void run_resident_herk<T>(const ResidentDevice&, Uplo, real_t<T>, const MatrixRef<T>&, real_t<T>,    \
-                                       const MatrixRef<T>&);
+                                              double, const BlockCyclic*, Op, bool);                              \
+    template void run_resident_rank_k<T>(const ResidentDevice&, Uplo, bool, T, const MatrixRef<T>&, T,           \
+                                         const MatrixRef<T>&);
 CALA_FOR_EACH_TYPE(CALA_INST)
 
 }  // namespace cala::scalapack

@@ -18,11 +18,12 @@
 //   device = (A + 2 B) local bytes / copy rate + resident_trsm_cost at the device's rates
 //   cpu    = trsm_cost of the host cala::trsm at the CPU's (MachineModel::from_env)
 //
-// p?syrk_ (real types) and p?herk_ the same way (psyrk.cpp -> choose_herk_route -> run_resident_herk:
-// op(sub(A)) and C's triangle to the device, cala::herk(ResidentMatrix...), the triangle back):
-//   device = (A + C's triangle, twice unless beta = 0) local bytes / copy rate + resident_herk_cost
+// p?syrk_ and p?herk_ the same way (psyrk.cpp -> choose_herk_route -> run_resident_rank_k:
+// op(sub(A)) and C's triangle to the device, cala::herk / syrk(ResidentMatrix...), the triangle
+// back; complex p?syrk_ through Device::syrk, Aᵀ with complex alpha and beta):
+//   device = (A + C's triangle, twice unless beta = 0) local bytes / copy rate
+//            + resident_herk_cost (resident_syrk_cost)
 //   cpu    = the CPU path's prediction (the shim's symmetric-layout route, sym_route.hpp)
-// Complex p?syrk_ (Aᵀ, not Aᴴ) stays on the CPU path: the devices have no complex syrk.
 //
 // The device is opened once per process, on the first call that asks for it, and kept: rank r of
 // MPI_COMM_WORLD takes entry r mod count of CALA_DEVICES ("0", "0,1", "host"), as cala-bench gemm
@@ -118,24 +119,25 @@ template <class T>
 void run_resident_trsm(const ResidentDevice& dev, Side side, Uplo uplo, Op op, Diag diag, T alpha,
                        const MatrixRef<T>& a, const MatrixRef<T>& b);
 
-/// The route of p?syrk_ (real types) and p?herk_: C's triangle := alpha·A·Aᴴ + beta·C, A n x k
+/// The route of p?syrk_ and p?herk_: C's triangle := alpha·A·Aᴴ + beta·C (hermitian; else A·Aᵀ), A n x k
 /// with layout `a` (op(sub(A)) as the CPU path has it), C square-tiled, the same on every rank.
 /// Collective over the grid (one allreduce) when CALA_DEVICES is set; local otherwise. The model:
 /// A's local array and C's triangle up (C's unless beta = 0), C's triangle back, plus
-/// resident_herk_cost at the device's rates, against `cpu_seconds` (the CPU path's prediction).
+/// resident_herk_cost (resident_syrk_cost) at the device's rates, against `cpu_seconds` (the CPU path's prediction).
 /// `moved_from`: sub(A)'s layout where A is op(sub(A)) transposed on the host first (op_moved),
 /// whose redistribution the device's side then pays too (at the `CALA_MODEL_*` network).
 template <class T>
 DeviceRoute choose_herk_route(const Grid2D& grid, Uplo uplo, const BlockCyclic& a, const BlockCyclic& c,
                               bool beta_zero, double cpu_seconds, const BlockCyclic* moved_from = nullptr,
-                              Op op_moved = Op::N);
+                              Op op_moved = Op::N, bool hermitian = true);
 
 /// The resident p?syrk_ / p?herk_: A's local array and C's triangle (unless beta = 0) copied onto
-/// `dev`, cala::herk on them, C's triangle copied back (the other triangle never written).
-/// Collective over the grid. A cala::Error (raised on every rank) leaves the caller's C as it was.
+/// `dev`, cala::herk (hermitian: real parts of alpha and beta) or cala::syrk on them, C's triangle
+/// copied back (the other triangle never written). Collective over the grid. A cala::Error
+/// (raised on every rank) leaves the caller's C as it was.
 template <class T>
-void run_resident_herk(const ResidentDevice& dev, Uplo uplo, real_t<T> alpha, const MatrixRef<T>& a, real_t<T> beta,
-                       const MatrixRef<T>& c);
+void run_resident_rank_k(const ResidentDevice& dev, Uplo uplo, bool hermitian, T alpha, const MatrixRef<T>& a, T beta,
+                         const MatrixRef<T>& c);
 
 /// The triangle `uplo` of a's local array (square nb x nb tiles from a block boundary: each local
 /// block column's rows from its diagonal band on (Lower), or up to it (Upper)) into ra's local

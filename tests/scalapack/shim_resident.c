@@ -20,8 +20,8 @@
  * their Fortran names: its p?trsm_, p?syrk_ inside are the shim's.) Then p?trsm_ (pdtrsm_ every SIDE x
  * UPLO x TRANSA x DIAG, pztrsm_ every SIDE x UPLO x TRANSA), sub(B) 37 x 29 at IB, JB, sub(A) inside a
  * block: the solution against ScaLAPACK's own p?trsm_ (30 k eps |X_scalapack|max), A and B outside
- * sub(B) bitwise as they were. Then p?syrk_ / p?herk_ (pdsyrk_, pzherk_, both UPLO and TRANS, beta = 0
- * with NaN in sub(C) every other; pzsyrk_ once, which stays on the CPU path) against ScaLAPACK's own,
+ * sub(B) bitwise as they were. Then p?syrk_ / p?herk_ (pdsyrk_, pzherk_, pzsyrk_, both UPLO and TRANS,
+ * beta = 0 with NaN in sub(C) every other) against ScaLAPACK's own,
  * C outside sub(C)'s triangle and A bitwise as they were. Prints "case ... sum=" per case
  * (shim_resident.py compares the two runs) and "shim_resident: all checks passed". */
 #include <dlfcn.h>
@@ -339,8 +339,8 @@ static void trsm_case(int ctxt, int w, char side, char uplo, char trans, char di
  * the second block), op(sub(A)) NS x KS at (IA, JA): through the shim and through ScaLAPACK's own
  * on copies of the same input. beta0: beta = 0 with NaN in sub(C) for the shim (0 for ScaLAPACK).
  * The triangle against ScaLAPACK's (8 (KS + 2) eps (|alpha| KS |A|max² + |beta| |C|max)), every
- * entry of C outside sub(C)'s triangle and all of A bitwise as they were. Also pzsyrk_ (Aᵀ: no
- * device kernel, the CPU path). */
+ * entry of C outside sub(C)'s triangle and all of A bitwise as they were. pzsyrk_ too (Aᵀ with
+ * complex alpha and beta: Device::syrk). */
 enum { NS = 27, KS = 19, IS = 9 };
 typedef void Prankk(const char*, const char*, const int*, const int*, const double*, const double*, const int*,
                     const int*, const int*, const double*, double*, const int*, const int*, const int*);
@@ -444,13 +444,13 @@ int main(int argc, char** argv) {
                         for (int x = 0; x < 3; ++x)
                             for (int d = 0; d < (w == 1 ? 2 : 1); ++d)
                                 trsm_case(ctxt, w, sd ? 'R' : 'L', u ? 'U' : 'L', ops[x], d ? 'U' : 'N', g);
-            /* p?syrk_ / p?herk_: pdsyrk_ and pzherk_ both UPLO x TRANS (N, T / C), beta = 0 every other;
-             * pzsyrk_ once (the CPU path) */
-            for (int w = 1; w <= 2; ++w)
+            /* p?syrk_ / p?herk_: pdsyrk_, pzherk_ and pzsyrk_ each UPLO x TRANS (N, T / C), beta = 0
+             * every other */
+            for (int kind = 0; kind < 3; ++kind)
                 for (int u = 0; u < 2; ++u)
                     for (int x = 0; x < 2; ++x)
-                        rank_k_case(ctxt, w, w == 2, u ? 'U' : 'L', x ? (w == 1 ? 'T' : 'C') : 'N', (u + x) % 2, g);
-            rank_k_case(ctxt, 2, 0, 'L', 'T', 0, g);
+                        rank_k_case(ctxt, kind == 0 ? 1 : 2, kind == 1, u ? 'U' : 'L', x ? (kind == 1 ? 'C' : 'T') : 'N',
+                                    (u + x + kind) % 2, g);
             Cblacs_gridexit(ctxt);
         }
         MPI_Comm_free(&gcomm);
