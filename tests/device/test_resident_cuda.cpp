@@ -2,8 +2,8 @@
 // enough (NCCL), else ranks sharing GPUs (the staged path, NCCL's refusal avoided and said).
 // Results against the same product on HostDevice memory, traffic == resident_gemm_cost on every
 // rank, a cap exceeded on one rank fails on all; resident potrf (one cusolverDnXpotrf on one
-// rank, 2D on device tiles on two) against HostDevice memory and resident_potrf_cost; resident trsm
-// and herk the same way. Exits 77 (meson: skipped) without a GPU.
+// rank, 2D on device tiles on two) against HostDevice memory and resident_potrf_cost; resident trsm,
+// herk and syrk the same way. Exits 77 (meson: skipped) without a GPU.
 // (run as: mpiexec.mpich -n N test_resident_cuda, N in {1, 2})
 
 #define DOCTEST_CONFIG_IMPLEMENT
@@ -158,8 +158,8 @@ double gap_of(const std::vector<T>& x, const std::vector<T>& y, index_t n) {
     return gap == 0 ? 0.0 : gap / (double(n) * (ymax + 1e-300) * double(eps<T>()));
 }
 
-// Resident trsm (cublas?trsm on one rank; the 2D solves on device tiles on two) and herk (the
-// triangle's SUMMA: cublas?gemm off the diagonal tiles, ?syrk / ?herk on them) against the same
+// Resident trsm (cublas?trsm on one rank; the 2D solves on device tiles on two), herk and syrk
+// (the triangle's SUMMA: cublas?gemm off the diagonal tiles, ?syrk / ?herk on them) against the same
 // algorithms on HostDevice memory, traffic == the models.
 template <class T>
 void trsm_herk_case(const Grid2D& g, const ResidentDevice& gpu, Side side, Uplo uplo, Op op, Diag diag,
@@ -211,11 +211,24 @@ void trsm_herk_case(const Grid2D& g, const ResidentDevice& gpu, Side side, Uplo 
     herk(uplo, real_t<T>(0), b, real_t<T>(0.5), c, hopts);
     const auto yc = gather(c), yc0 = gather(c0);
     CHECK(test::all_ranks(g.comm().rank() != 0 || gap_of(yc, yc0, n) < 30.0, g));
+
+    // syrk: C := alpha·B·Bᵀ + beta·C with complex scalars (cublas?syrk on the diagonal tiles)
+    T sa = T(0.5);
+    if constexpr (is_complex_v<T>) sa = T(0.5, 0.25);
+    const T sb = T(-1);
+    syrk(uplo, sa, b0, sb, c0, hopts);
+    reset_traffic();
+    syrk(uplo, sa, b, sb, c, hopts);
+    t = traffic();
+    model = resident_syrk_cost(uplo, b.layout(), c.layout(), hopts, g.row(), g.col(), sizeof(T), is_complex_v<T>);
+    const auto zc = gather(c), zc0 = gather(c0);
+    CHECK(test::all_ranks(g.comm().rank() != 0 || gap_of(zc, zc0, n) < 30.0, g));
+    CHECK(test::all_ranks(t.words() == model.words && t.msgs() == model.msgs, g));
 }
 
 }  // namespace
 
-TEST_CASE_TEMPLATE("resident trsm and herk on CUDA devices match HostDevice memory and the models", T, double,
+TEST_CASE_TEMPLATE("resident trsm, herk and syrk on CUDA devices match HostDevice memory and the models", T, double,
                    std::complex<float>) {
     const Comm world = Comm::borrow(MPI_COMM_WORLD);
     const ResidentDevice gpu = my_gpu(world);
