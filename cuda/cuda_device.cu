@@ -18,6 +18,7 @@
 #include "cusolver_check.hpp"
 #include "device/tile_cache.hpp"
 #include "pinned.hpp"
+#include "solver_pool.hpp"
 #include "staging.hpp"
 
 namespace cala::cuda {
@@ -54,51 +55,6 @@ __global__ void keep_first_info(const int* info, long long* first, long long off
     if (*info != 0 && *first == 0) *first = *info > 0 ? offset + *info : *info;
 }
 
-/// cuSOLVER's handle, workspace and info words for one CudaDevice's potrf calls. Kept in a
-/// process-wide pool per GPU once the device is gone (never freed, like the staging slots), so
-/// that cusolverDnCreate and the workspace's cudaMalloc are paid once per process, not per call.
-struct Solver {
-    int ordinal = 0;
-    cusolverDnHandle_t h = nullptr;
-    cusolverDnParams_t params = nullptr;
-    void* work = nullptr;
-    std::size_t work_bytes = 0;
-    std::vector<char> host_work;
-    int* info = nullptr;              // device: the last call's
-    long long* first_info = nullptr;  // device: the first nonzero since take_info()
-};
-std::mutex& solver_mutex() {
-    static std::mutex m;
-    return m;
-}
-std::vector<Solver*>& solver_pool() {
-    static auto* p = new std::vector<Solver*>;  // never destroyed: used from late destructors
-    return *p;
-}
-/// A solver of GPU ordinal (the current device), from the pool or made.
-Solver* take_solver(int ordinal) {
-    {
-        std::lock_guard lock(solver_mutex());
-        auto& pool = solver_pool();
-        for (auto it = pool.begin(); it != pool.end(); ++it)
-            if ((*it)->ordinal == ordinal) {
-                Solver* s = *it;
-                pool.erase(it);
-                return s;
-            }
-    }
-    auto s = std::make_unique<Solver>();
-    s->ordinal = ordinal;
-    CALA_CHECK_CUSOLVER(cusolverDnCreate(&s->h));
-    CALA_CHECK_CUSOLVER(cusolverDnCreateParams(&s->params));
-    CALA_CHECK_CUDA(cudaMalloc(&s->info, sizeof(int)));
-    CALA_CHECK_CUDA(cudaMalloc(&s->first_info, sizeof(long long)));
-    return s.release();  // a failure above leaks what was made: rare, and at most once
-}
-void give_solver(Solver* s) noexcept {
-    std::lock_guard lock(solver_mutex());
-    solver_pool().push_back(s);
-}
 }  // namespace
 
 struct CudaDevice::Impl {
@@ -568,16 +524,6 @@ void CudaDevice::trsm(device::Scalar s, bool left, bool lower, Op op_a, bool uni
     im.mark(im.panel, ba, false);
     im.mark(im.panel, bb);
     ++im.gemms_since_barrier;
-}
-
-void CudaDevice::herk(device::Scalar s, bool lower, Op op_a, index_t n, index_t k, const void* alpha, const void* a,
-                      index_t lda, const void* beta, void* c, index_t ldc) {
-    rank_k(true, s, lower, op_a, n, k, alpha, a, lda, beta, c, ldc);
-}
-
-void CudaDevice::syrk(device::Scalar s, bool lower, Op op_a, index_t n, index_t k, const void* alpha, const void* a,
-                      index_t lda, const void* beta, void* c, index_t ldc) {
-    rank_k(false, s, lower, op_a, n, k, alpha, a, lda, beta, c, ldc);
 }
 
 void CudaDevice::rank_k(bool herm, device::Scalar s, bool lower, Op op_a, index_t n, index_t k, const void* alpha,

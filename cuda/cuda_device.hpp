@@ -54,9 +54,13 @@ public:
     void trsm(device::Scalar s, bool left, bool lower, Op op_a, bool unit, index_t m, index_t n, const void* alpha,
               const void* a, index_t lda, void* b, index_t ldb) override;
     void herk(device::Scalar s, bool lower, Op op_a, index_t n, index_t k, const void* alpha, const void* a,
-              index_t lda, const void* beta, void* c, index_t ldc) override;
+              index_t lda, const void* beta, void* c, index_t ldc) override {
+        rank_k(true, s, lower, op_a, n, k, alpha, a, lda, beta, c, ldc);
+    }
     void syrk(device::Scalar s, bool lower, Op op_a, index_t n, index_t k, const void* alpha, const void* a,
-              index_t lda, const void* beta, void* c, index_t ldc) override;
+              index_t lda, const void* beta, void* c, index_t ldc) override {
+        rank_k(false, s, lower, op_a, n, k, alpha, a, lda, beta, c, ldc);
+    }
     void* load(const device::Copy2D& src, std::int64_t bytes, bool* moved) override;
     void barrier() override;
     void begin_host_ranges(const std::vector<std::pair<const void*, std::int64_t>>& ranges) override;
