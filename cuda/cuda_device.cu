@@ -540,7 +540,7 @@ void CudaDevice::rank_k(bool herm, device::Scalar s, bool lower, Op op_a, index_
     const cublasFillMode_t ul = fill_of(lower);
     const bool real = s == device::Scalar::S || s == device::Scalar::D;
     const cublasOperation_t tr = op_a == Op::N ? CUBLAS_OP_N : real || !herm ? CUBLAS_OP_T : CUBLAS_OP_C;
-    const int ni = to_int(n, "herk n"), ki = to_int(k, "herk k"), la = to_int(lda, "lda"), lc = to_int(ldc, "ldc");
+    const int ni = to_int(n, herm ? "herk n" : "syrk n"), ki = to_int(k, herm ? "herk k" : "syrk k"), la = to_int(lda, "lda"), lc = to_int(ldc, "ldc");
     auto h = im.blas;
     switch (s) {
     case device::Scalar::S:

@@ -297,19 +297,27 @@ void syrk(bool lower, Op op_a, index_t n, index_t k, T alpha, const T* a, index_
         herk<T>(lower, op_a == Op::N ? Op::N : Op::C, n, k, alpha, a, lda, beta, c, ldc);
     } else {
         if (n == 0 || (beta == T(1) && (k == 0 || alpha == T(0)))) return;
-        // The product on the whole n x n square (one gemm), then its triangle into c: the
-        // diagonal blocks' share of a distributed syrk, where the flops are few.
-        std::vector<T> t;
-        if (k > 0 && alpha != T(0)) {
-            t.resize(static_cast<std::size_t>(n * n));
-            gemm<T>(op_a == Op::N ? Op::N : Op::T, op_a == Op::N ? Op::T : Op::N, n, n, k, alpha, a, lda, a, lda, T(0),
-                    t.data(), n);
-        }
-        for (index_t j = 0; j < n; ++j)
-            for (index_t i = lower ? j : 0; i < (lower ? n : j + 1); ++i) {
-                const T prod = t.empty() ? T(0) : t[static_cast<std::size_t>(i + j * n)];
-                c[i + j * ldc] = beta == T(0) ? prod : prod + beta * c[i + j * ldc];
+        // Column panels of width w: the panel's rows of the triangle (and the few above or
+        // below its diagonal block) by one gemm into a slot, then the triangle's part into c.
+        // Flops: the triangle's plus half a w x w block per panel; memory: n x w.
+        const bool prod = k > 0 && alpha != T(0);
+        const index_t w = std::min<index_t>(n, 256);
+        std::vector<T> t(prod ? static_cast<std::size_t>(n * w) : 0);
+        const Op oa = op_a == Op::N ? Op::N : Op::T, ob = op_a == Op::N ? Op::T : Op::N;
+        for (index_t j0 = 0; j0 < n; j0 += w) {
+            const index_t jw = std::min(w, n - j0);
+            const index_t r0 = lower ? j0 : 0, r1 = lower ? n : j0 + jw, rows = r1 - r0;
+            if (prod) {
+                const T* ar = op_a == Op::N ? a + r0 : a + r0 * lda;  // op(a)'s rows r0..r1
+                const T* bc = op_a == Op::N ? a + j0 : a + j0 * lda;  // op(a)ᵀ's columns j0..
+                gemm<T>(oa, ob, rows, jw, k, alpha, ar, lda, bc, lda, T(0), t.data(), rows);
             }
+            for (index_t j = j0; j < j0 + jw; ++j)
+                for (index_t i = lower ? j : 0; i < (lower ? n : j + 1); ++i) {
+                    const T v = prod ? t[static_cast<std::size_t>((i - r0) + (j - j0) * rows)] : T(0);
+                    c[i + j * ldc] = beta == T(0) ? v : v + beta * c[i + j * ldc];
+                }
+        }
     }
 }
 

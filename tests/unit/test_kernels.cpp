@@ -132,3 +132,46 @@ TEST_CASE_TEMPLATE("kernels::copy and kernels::add apply op", T, double, std::co
             REQUIRE(std::abs(c[j + i * n] - (cala::conj_if(a[i + j * m], true) + T(2) * c0[j + i * n])) < 1e-14);
         }
 }
+
+TEST_CASE_TEMPLATE("kernels::syrk: alpha·op(a)·op(a)ᵀ + beta·c on one triangle, no conjugation, panels of 256", T,
+                   std::complex<double>, std::complex<float>, double) {
+    std::mt19937_64 g(11);
+    const index_t n = 301, k = 13, lda = 320, ldc = 305;  // n: two column panels
+    std::vector<T> a(lda * n);
+    for (auto& x : a) x = rnd<T>(g);
+    const T alpha = rnd<T>(g), nan = T(std::numeric_limits<cala::real_t<T>>::quiet_NaN());
+    for (Op op : {Op::N, Op::T})
+        for (bool lower : {true, false})
+            for (T beta : {T(0), rnd<T>(g)}) {
+                std::vector<T> c(ldc * n), c0;
+                for (auto& x : c) x = beta == T(0) ? nan : rnd<T>(g);
+                c0 = c;
+                cala::kernels::syrk(lower, op, n, k, alpha, a.data(), lda, beta, c.data(), ldc);
+                double err = 0;
+                bool other = true;
+                for (index_t j = 0; j < n; ++j)
+                    for (index_t i = 0; i < ldc; ++i) {
+                        const bool in = i < n && (lower ? i >= j : i <= j);
+                        const T v = c[i + j * ldc];
+                        if (!in) {  // the other triangle and the padding: untouched (NaN included)
+                            other = other && (v == c0[i + j * ldc] || (v != v && c0[i + j * ldc] != c0[i + j * ldc]));
+                            continue;
+                        }
+                        T ref = beta == T(0) ? T(0) : beta * c0[i + j * ldc];
+                        for (index_t l = 0; l < k; ++l)  // op(a)(i, l)·op(a)(j, l), no conjugate
+                            ref += alpha * (op == Op::N ? a[i + l * lda] * a[j + l * lda] : a[l + i * lda] * a[l + j * lda]);
+                        err = std::max(err, double(std::abs(v - ref)));
+                    }
+                CAPTURE(cala::op_char(op));
+                CAPTURE(lower);
+                CHECK(other);
+                CHECK(err < 8 * (k + 2) * double(cala::eps<T>()));
+            }
+    // k = 0: the triangle := beta·c (beta = 1: untouched), the diagonal not made real
+    std::vector<T> c(ldc * n, T(1)), c1 = c;
+    cala::kernels::syrk(true, Op::N, n, 0, alpha, a.data(), lda, T(1), c.data(), ldc);
+    CHECK(c == c1);
+    cala::kernels::syrk(true, Op::N, n, 0, alpha, a.data(), lda, T(2), c.data(), ldc);
+    CHECK(c[0] == T(2));
+    CHECK(c[ldc] == T(1));  // (0, 1): the upper triangle, untouched
+}
