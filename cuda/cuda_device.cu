@@ -17,6 +17,7 @@
 #include "cuda_device.hpp"
 #include "cusolver_check.hpp"
 #include "device/tile_cache.hpp"
+#include "geam.hpp"
 #include "pinned.hpp"
 #include "solver_pool.hpp"
 #include "staging.hpp"
@@ -578,6 +579,23 @@ void CudaDevice::rank_k(bool herm, device::Scalar s, bool lower, Op op_a, index_
     im.mark(Compute, ba, false);
     im.mark(Compute, bc);
     ++im.gemms_since_barrier;
+}
+
+void CudaDevice::add(device::Scalar s, Op op, index_t m, index_t n, const void* x, index_t ldx, const void* beta,
+                     void* c, index_t ldc) {
+    std::lock_guard<std::recursive_mutex> guard(impl_->mu);
+    auto& im = *impl_;
+    CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
+    if (m == 0 || n == 0) return;
+    BlockSync* bx = im.sync_of(x);
+    BlockSync* bc = im.sync_of(c);
+    im.order(Compute, bx, false);
+    im.order(Compute, bc);
+    im.pool->invalidate(c);
+    geam_in_place(im.blas, s, op, to_int(m, "add m"), to_int(n, "add n"), x, to_int(ldx, "ldx"), beta, c,
+                  to_int(ldc, "ldc"));
+    im.mark(Compute, bx, false);
+    im.mark(Compute, bc);
 }
 
 std::uint64_t CudaDevice::mark() {

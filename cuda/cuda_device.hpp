@@ -61,6 +61,9 @@ public:
               index_t lda, const void* beta, void* c, index_t ldc) override {
         rank_k(false, s, lower, op_a, n, k, alpha, a, lda, beta, c, ldc);
     }
+    /// cublas?geam in place on the compute stream.
+    void add(device::Scalar s, Op op, index_t m, index_t n, const void* x, index_t ldx, const void* beta, void* c,
+             index_t ldc) override;
     void* load(const device::Copy2D& src, std::int64_t bytes, bool* moved) override;
     void barrier() override;
     void begin_host_ranges(const std::vector<std::pair<const void*, std::int64_t>>& ranges) override;

@@ -1,6 +1,6 @@
 // The NCCL transport of resident SUMMA (lib/resident/transport.hpp): ncclBroadcast of device
-// panels on one stream per communicator, with an event per mark so that a step waits for its own
-// broadcasts only (the lookahead's later ones keep flowing). Registered at load; built only where
+// panels and ncclReduce of partial sums on one stream per communicator, with an event per mark
+// so that a step waits for its own collectives only (the lookahead's later ones keep flowing). Registered at load; built only where
 // nccl is found. (nccl_comm.cu's Comm has no marks; this one is the same join, with events.)
 
 #include <cuda_runtime.h>
@@ -9,6 +9,7 @@
 
 #include <deque>
 #include <string>
+#include <utility>
 
 #include "cuda_check.hpp"
 #include "nccl_check.hpp"
@@ -17,6 +18,17 @@
 namespace cala::cuda {
 
 namespace {
+
+// count elements of s as NCCL's reals: complex values travel as pairs of reals.
+std::pair<ncclDataType_t, std::size_t> reals(std::int64_t count, device::Scalar s) {
+    const std::size_t n = static_cast<std::size_t>(count);
+    switch (s) {
+    case device::Scalar::S: return {ncclFloat32, n};
+    case device::Scalar::C: return {ncclFloat32, 2 * n};
+    case device::Scalar::Z: return {ncclFloat64, 2 * n};
+    default: return {ncclFloat64, n};
+    }
+}
 
 class NcclBcast final : public detail::DeviceBcast {
 public:
@@ -40,16 +52,15 @@ public:
     NcclBcast& operator=(const NcclBcast&) = delete;
 
     void bcast(void* buf, std::int64_t count, device::Scalar s, int root) override {
-        ncclDataType_t t = ncclFloat64;
-        std::size_t n = static_cast<std::size_t>(count);
-        switch (s) {  // complex values travel as pairs of reals
-        case device::Scalar::S: t = ncclFloat32; break;
-        case device::Scalar::D: t = ncclFloat64; break;
-        case device::Scalar::C: t = ncclFloat32, n *= 2; break;
-        case device::Scalar::Z: t = ncclFloat64, n *= 2; break;
-        }
+        const auto [t, n] = reals(count, s);
         CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
         CALA_CHECK_NCCL(ncclBroadcast(buf, buf, n, t, root, comm_, stream_));
+    }
+    // A complex sum is the sum of the real and imaginary parts apart: pairs of reals again.
+    void reduce(void* buf, std::int64_t count, device::Scalar s, int root) override {
+        const auto [t, n] = reals(count, s);
+        CALA_CHECK_CUDA(cudaSetDevice(ordinal_));
+        CALA_CHECK_NCCL(ncclReduce(buf, buf, n, t, ncclSum, root, comm_, stream_));
     }
     std::int64_t mark() override {
         CALA_CHECK_CUDA(cudaSetDevice(ordinal_));

@@ -2,10 +2,11 @@
 // Device-resident distributed matrices (issue 30): DistMatrix's block-cyclic layout with the local
 // array in the memory of the rank's device, and SUMMA on them.
 //
-// cala::gemm(ResidentMatrix...) -> resident planner (lib/resident/gemm.cpp: checks, transport,
-//     operand moves) -> resident_summa_c (lib/resident/summa_c.cpp) -> panel transport (NCCL from
-//     device memory | MPI staged through host memory) -> Device::gemm (CudaDevice: cuBLAS;
-//     HostDevice: BLIS)
+// cala::gemm(ResidentMatrix...) -> resident planner (lib/resident/gemm.cpp: checks, variant,
+//     transport, operand moves) -> resident_summa_c (lib/resident/summa_c.cpp) | resident_summa_a /
+//     _b (summa_ab.cpp) -> panel transport (NCCL from device memory | MPI staged through host
+//     memory; partial sums by ncclReduce | MPI ireduce staged) -> Device::gemm / add (CudaDevice:
+//     cuBLAS; HostDevice: BLIS)
 //
 // cala::potrf(ResidentMatrix) -> checks, transport (lib/resident/potrf.cpp) -> one Device::potrf
 //     on a 1 x 1 grid | resident 2D right-looking Cholesky with lookahead (potrf_2d.cpp) -> panel
@@ -33,6 +34,7 @@
 #include <vector>
 
 #include "cala/cholesky.hpp"
+#include "cala/gemm.hpp"
 #include "cala/grid.hpp"
 #include "cala/layout.hpp"
 #include "cala/matrix.hpp"
@@ -157,20 +159,31 @@ struct ResidentGemmReport {
     PanelTransport transport = PanelTransport::Staged;
     std::string reason;               ///< why that transport ("two ranks share CUDA device 0", ...)
     std::int64_t device_bytes = 0;    ///< device workspace of the call on this rank (moved operands, slots)
+    Variant variant = Variant::StationaryC;  ///< the variant that ran (gemm; herk, syrk: C)
 };
 
 struct ResidentGemmOptions {
-    /// Groups of panels in flight while the current one's local GEMM runs (>= 1).
+    /// Which operand stays (gemm only; herk and syrk keep C): Auto takes the variant that moves
+    /// the fewest words in all (choose_gemm_variant, as the host's 2D planner), stationary C on
+    /// one rank.
+    Variant variant = Variant::Auto;
+    /// Groups of panels in flight while the current one's local GEMM runs (>= 1); the A- and
+    /// B-stationary variants keep as many groups of partial sums in flight, plus one.
     int lookahead = 1;
-    /// Width of one step's panel along k, rounded up to whole blocks; 0: 512, or all of k on a
-    /// 1 x 1 grid (one device gemm: nothing travels).
+    /// Width of one step's panel along the looped dimension (k for stationary C, n for A, m for
+    /// B), rounded up to whole blocks; 0: 512, or all of it on a 1 x 1 grid (one device gemm:
+    /// nothing travels).
     index_t panel_width = 0;
     PanelTransport transport = PanelTransport::Auto;
     ResidentGemmReport* report = nullptr;  ///< filled when not null
 };
 
-/// C := alpha·op(A)·op(B) + beta·C, all three resident on one device per rank: stationary-C
-/// SUMMA with the MPI path's lookahead, local products by the device's gemm on its streams.
+/// C := alpha·op(A)·op(B) + beta·C, all three resident on one device per rank: 2D SUMMA with the
+/// MPI path's lookahead, local products by the device's gemm on its streams. Stationary C: the
+/// panels of op(A) along the process rows and of op(B) down the columns. Stationary A (B): the
+/// panels of op(B) down the columns (of op(A) along the rows), the partial products summed along
+/// the rows (down the columns) onto the owners of C's blocks (ncclReduce, or MPI ireduce staged
+/// through host memory) and added into C on the device (Device::add).
 ///
 /// Collective over the grid of C; every rank passes the same ops, scalars, layouts and options.
 /// Operands whose layouts do not line up with C's are redistributed on the device first (staged,
@@ -184,8 +197,9 @@ void gemm(Op op_a, Op op_b, T alpha, const ResidentMatrix<T>& a, const ResidentM
           ResidentMatrix<T>& c, const ResidentGemmOptions& opts = {});
 
 /// Exact words and messages process (row, col) moves in the resident gemm above (either
-/// transport: NCCL broadcasts count as MPI's): the 2D stationary-C SUMMA model of cala::gemm on
-/// its panel path (one broadcast per k-block along rows and columns) plus the operand moves.
+/// transport: NCCL broadcasts and reductions count as MPI's): the 2D SUMMA model of cala::gemm
+/// for the variant the resident gemm runs, on its panel path (one broadcast or reduction per
+/// block of the looped dimension along rows and columns), plus the operand moves.
 /// extra_bytes is the device workspace (moved operands and panel slots); no host workspace.
 Cost resident_gemm_cost(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
                         const ResidentGemmOptions& opts, int row, int col, std::size_t elem_size, bool is_complex);

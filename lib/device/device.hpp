@@ -151,6 +151,14 @@ public:
         if (s == Scalar::C || s == Scalar::Z) throw Error("Device " + name() + ": no complex syrk");
         herk(s, lower, op_a, n, k, alpha, a, lda, beta, c, ldc);
     }
+    /// c := op(x) + beta·c, c m x n (op T / C: x is n x m); beta points to a host scalar of s.
+    /// beta == 0: c is not read. (BLAS-like ?geam; the reduced partial sums of the resident
+    /// A- and B-stationary SUMMA land in C through it.)
+    virtual void add(Scalar s, Op op, index_t m, index_t n, const void* x, index_t ldx, const void* beta, void* c,
+                     index_t ldc) {
+        (void)s, (void)op, (void)m, (void)n, (void)x, (void)ldx, (void)beta, (void)c, (void)ldc;
+        throw Error("Device " + name() + ": no add");
+    }
 };
 
 /// A team of CPU cores with a memory budget: device memory is host memory it owns and counts;
@@ -180,6 +188,8 @@ public:
               const void* beta, void* c, index_t ldc) override;
     void syrk(Scalar s, bool lower, Op op_a, index_t n, index_t k, const void* alpha, const void* a, index_t lda,
               const void* beta, void* c, index_t ldc) override;
+    void add(Scalar s, Op op, index_t m, index_t n, const void* x, index_t ldx, const void* beta, void* c,
+             index_t ldc) override;
 
 private:
     std::int64_t budget_;

@@ -122,6 +122,14 @@ void HostDevice::syrk(Scalar s, bool lower, Op op_a, index_t n, index_t k, const
     });
 }
 
+void HostDevice::add(Scalar s, Op op, index_t m, index_t n, const void* x, index_t ldx, const void* beta, void* c,
+                     index_t ldc) {
+    with_type(s, [&](auto t) {
+        using T = decltype(t);
+        kernels::add<T>(op, m, n, static_cast<const T*>(x), ldx, *static_cast<const T*>(beta), static_cast<T*>(c), ldc);
+    });
+}
+
 namespace {
 CudaFactory& cuda_factory() {
     static CudaFactory f;

@@ -1,5 +1,6 @@
-// cala::gemm on resident matrices -> checks, transport, operand moves (this file: the planner)
-//   -> resident_summa_c (engine) -> PanelMover (NCCL | MPI staged) -> Device::gemm
+// cala::gemm on resident matrices -> checks, variant, transport, operand moves (this file: the
+//   planner) -> resident_summa_c | resident_summa_a | resident_summa_b (engines) -> PanelMover
+//   (NCCL | MPI staged: broadcasts and partial sums) -> Device::gemm / add
 
 #include <mpi.h>
 
@@ -12,6 +13,7 @@
 #include "model/check.hpp"
 #include "resident/checks.hpp"
 #include "resident/plan.hpp"
+#include "resident/summa_ab.hpp"
 #include "resident/summa_c.hpp"
 #include "resident/transport.hpp"
 
@@ -38,6 +40,8 @@ std::string check_resident_gemm(Op op_a, Op op_b, const ResidentMatrix<T>& a, co
     if (e = detail::gemm_shape_error("gemm", op_a, op_b, a.layout(), b.layout(), c.layout()); !e.empty()) return e;
     if (o.lookahead < 1) return cat("gemm: lookahead is ", o.lookahead, ", must be >= 1");
     if (o.panel_width < 0) return cat("gemm: panel_width is ", o.panel_width, ", must be >= 0");
+    if (o.variant < Variant::Auto || o.variant > Variant::StationaryB)
+        return cat("gemm: variant is ", static_cast<int>(o.variant), ", not a Variant");
     for (auto [name, x] : {std::pair{"A", &a}, std::pair{"B", &b}})
         if (e = detail::same_device_error("gemm", name, x->device(), "C", c.device(), c.grid().comm().rank());
             !e.empty())
@@ -59,8 +63,8 @@ std::uint64_t resident_fingerprint(Op op_a, Op op_b, T alpha, const ResidentMatr
                                    T beta, const ResidentMatrix<T>& c, const ResidentGemmOptions& o) {
     using detail::fingerprint;
     std::uint64_t h = 1469598103934665603ull;
-    const std::int64_t v[5] = {static_cast<int>(op_a), static_cast<int>(op_b), o.lookahead, o.panel_width,
-                               static_cast<int>(o.transport)};
+    const std::int64_t v[6] = {static_cast<int>(op_a), static_cast<int>(op_b), o.lookahead, o.panel_width,
+                               static_cast<int>(o.transport), static_cast<int>(o.variant)};
     h = fingerprint(h, v, sizeof v);
     h = fingerprint(fingerprint(fingerprint(h, a.layout()), b.layout()), c.layout());
     return fingerprint(fingerprint(h, &alpha, sizeof alpha), &beta, sizeof beta);
@@ -100,6 +104,7 @@ void gemm(Op op_a, Op op_b, T alpha, const ResidentMatrix<T>& a, const ResidentM
     const bool nccl = detail::pick_transport("gemm", grid, c.device(), opts.transport, "operands", reason);
     if (opts.report) {
         opts.report->transport = nccl ? PanelTransport::Nccl : PanelTransport::Staged;
+        opts.report->variant = plan.variant;
         opts.report->reason = reason;
         opts.report->device_bytes =
             detail::resident_workspace(plan, c.layout(), grid.row(), grid.col()) * std::int64_t(sizeof(T));
@@ -108,7 +113,12 @@ void gemm(Op op_a, Op op_b, T alpha, const ResidentMatrix<T>& a, const ResidentM
     std::unique_ptr<detail::DeviceArray<T>> astore, bstore;
     const detail::Side<T> a2 = detail::materialize_operand(plan.a, detail::side_of(a), dev, astore);
     const detail::Side<T> b2 = detail::materialize_operand(plan.b, detail::side_of(b), dev, bstore);
-    detail::resident_summa_c(plan, alpha, a2, b2, beta, detail::side_of(c), nccl, c.device().ordinal());
+    const int ordinal = c.device().ordinal();
+    switch (plan.variant) {
+        case Variant::StationaryA: detail::resident_summa_a(plan, alpha, a2, b2, beta, detail::side_of(c), nccl, ordinal); break;
+        case Variant::StationaryB: detail::resident_summa_b(plan, alpha, a2, b2, beta, detail::side_of(c), nccl, ordinal); break;
+        default: detail::resident_summa_c(plan, alpha, a2, b2, beta, detail::side_of(c), nccl, ordinal); break;
+    }
 }
 
 #define CALA_INST(T)                                                                                         \

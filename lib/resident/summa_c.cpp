@@ -20,6 +20,7 @@
 #include <algorithm>
 
 #include "core/workspace.hpp"
+#include "resident/summa_ab.hpp"
 #include "resident/transport.hpp"
 
 namespace cala::detail {
@@ -33,6 +34,7 @@ bool multi_block(const std::vector<std::pair<index_t, index_t>>& groups) {
 }  // namespace
 
 index_t resident_slots(const GemmPlan& plan, const BlockCyclic& c, int row, int col) {
+    if (plan.variant != Variant::StationaryC) return resident_slots_ab(plan, c, row, col);
     const Dist1D& ka = plan.a.layout.cols;
     const auto groups = panel_groups(ka, plan.panel_width);
     const index_t ng = static_cast<index_t>(groups.size());

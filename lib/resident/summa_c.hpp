@@ -11,7 +11,8 @@ namespace cala::detail {
 
 /// Device memory the engine allocates on process (row, col), in elements: the A' and B' slots
 /// of the panels in flight and, where a group spans several k-blocks of B', the panel they are
-/// put together in. The same count resident_gemm_cost's memory uses.
+/// put together in (the A- and B-stationary plans: resident_slots_ab's). The same count
+/// resident_gemm_cost's memory uses.
 index_t resident_slots(const GemmPlan& plan, const BlockCyclic& c, int row, int col);
 
 /// herk's or syrk's update: only the `uplo` triangle of C (square tiles) is written, B' is A''s

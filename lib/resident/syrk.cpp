@@ -29,6 +29,13 @@ constexpr Op herm_op() {
     return is_complex_v<T> ? Op::C : Op::T;
 }
 
+// The gemm options of the triangle's product: stationary C whatever the caller asked (the
+// triangle restricts C's tiles, which the A- and B-stationary variants do not keep in place).
+ResidentGemmOptions stationary_c(ResidentGemmOptions o) {
+    o.variant = Variant::StationaryC;
+    return o;
+}
+
 std::string herk_shape_error(const char* fn, const BlockCyclic& a, const BlockCyclic& c) {
     using detail::cat;
     if (c.m() != c.n()) return cat(fn, ": C is ", c.m(), " x ", c.n(), ", must be square");
@@ -43,7 +50,7 @@ std::string herk_shape_error(const char* fn, const BlockCyclic& a, const BlockCy
 index_t herk_workspace(const BlockCyclic& a, const BlockCyclic& c, Op bop, const ResidentGemmOptions& o, int row,
                        int col) {
     if (c.n() == 0 || a.n() == 0 || c.p() * c.q() == 1) return 0;
-    return detail::resident_workspace(detail::resident_plan(Op::N, bop, a, a, c, o), c, row, col);
+    return detail::resident_workspace(detail::resident_plan(Op::N, bop, a, a, c, stationary_c(o)), c, row, col);
 }
 
 template <class T>
@@ -113,7 +120,7 @@ void rank_k_update(Uplo uplo, S alpha, const ResidentMatrix<T>& a, S beta, Resid
     }
     std::string reason;
     const bool nccl = detail::pick_transport(fn, grid, c.device(), opts.transport, "operands", reason);
-    const detail::GemmPlan plan = detail::resident_plan(Op::N, bop, a.layout(), a.layout(), c.layout(), opts);
+    const detail::GemmPlan plan = detail::resident_plan(Op::N, bop, a.layout(), a.layout(), c.layout(), stationary_c(opts));
     if (opts.report)
         *opts.report = {nccl ? PanelTransport::Nccl : PanelTransport::Staged, reason,
                         detail::resident_workspace(plan, c.layout(), grid.row(), grid.col()) * std::int64_t(sizeof(T))};
@@ -132,7 +139,7 @@ Cost rank_k_cost(const char* fn, const char* name, Op bop, Uplo uplo, const Bloc
     if (const std::string e = herk_shape_error(name, a, c); !e.empty()) throw Error(cat(fn, ": ", e));
     // One rank: one device herk in place, nothing moves and no workspace.
     Cost cost = c.p() * c.q() == 1 ? Cost{}
-                                   : resident_gemm_cost(Op::N, bop, a, a, c, opts, row, col, elem_size, is_complex);
+                                   : resident_gemm_cost(Op::N, bop, a, a, c, stationary_c(opts), row, col, elem_size, is_complex);
     double flops = 0;  // the triangle's
     const index_t k = a.n();
     for (const detail::TrianglePiece& t : detail::triangle_pieces(uplo, c, row, col)) {

@@ -68,6 +68,15 @@ PanelMover<T>::PanelMover(device::Device& dev, const Grid2D& grid, bool nccl, in
     col_ = bcast_factory()(grid.col_comm(), ordinal);
 }
 
+// A mark on each communicator the step's pieces use (-1 on the other: nothing to wait for).
+template <class T>
+void PanelMover<T>::mark(Step& step, const std::vector<Piece<T>>& pieces) {
+    bool row = false, col = false;
+    for (const auto& p : pieces) (p.along_row ? row : col) = true;
+    step.row_mark = row ? row_->mark() : -1;
+    step.col_mark = col ? col_->mark() : -1;
+}
+
 template <class T>
 void PanelMover<T>::post(std::vector<Piece<T>> pieces) {
     Step step;
@@ -82,8 +91,7 @@ void PanelMover<T>::post(std::vector<Piece<T>> pieces) {
             if (mine(p)) count_sent(p.count, bytes);
             else count_recv(p.count, bytes);
         }
-        step.row_mark = row_->mark();
-        step.col_mark = col_->mark();
+        mark(step, pieces);
     } else {
         bool copied = false;
         for (const auto& p : pieces)
@@ -100,23 +108,63 @@ void PanelMover<T>::post(std::vector<Piece<T>> pieces) {
 }
 
 template <class T>
-void PanelMover<T>::wait_front() {
-    Step& step = steps_.front();
+void PanelMover<T>::post_sum(std::vector<Piece<T>> pieces) {
+    Step step;
+    dev_.synchronize();  // the partial sums are written, and the slots are no longer read
+    if (row_) {
+        for (const auto& p : pieces) {
+            if (comm_of(p).size() < 2 || p.count == 0) continue;
+            (p.along_row ? row_ : col_)->reduce(p.dev, p.count, device::scalar_of<T>(), p.root);
+            const std::int64_t bytes = p.count * static_cast<std::int64_t>(sizeof(T));
+            if (mine(p)) count_recv(p.count, bytes);
+            else count_sent(p.count, bytes);
+        }
+        mark(step, pieces);
+    } else {
+        bool copied = false;
+        for (const auto& p : pieces)
+            if (p.count > 0 && comm_of(p).size() > 1) {
+                dev_.copy_to_host(copy2d(p.host, p.count, static_cast<const T*>(p.dev), p.count, p.count, index_t{1}));
+                copied = true;
+            }
+        if (copied) dev_.synchronize();
+        for (const auto& p : pieces)
+            if (p.count > 0 && comm_of(p).size() > 1)
+                step.reqs.push_back(comm_of(p).ireduce_sum(p.host, p.host, p.count, p.root));
+    }
+    step.pieces = std::move(pieces);
+    sums_.push_back(std::move(step));
+}
+
+template <class T>
+void PanelMover<T>::wait(Step& step, bool sum) {
     if (row_) {
         row_->wait(step.row_mark);
         col_->wait(step.col_mark);
-    } else {
-        wait_all(step.reqs);
-        for (const auto& p : step.pieces)
-            if (!mine(p) && p.count > 0 && comm_of(p).size() > 1)
-                dev_.copy_to_device(copy2d(p.dev, p.count, static_cast<const T*>(p.host), p.count, p.count, index_t{1}));
+        return;
     }
+    wait_all(step.reqs);
+    for (const auto& p : step.pieces)
+        if (mine(p) == sum && p.count > 0 && comm_of(p).size() > 1)  // a broadcast's receivers, a sum's root
+            dev_.copy_to_device(copy2d(p.dev, p.count, static_cast<const T*>(p.host), p.count, p.count, index_t{1}));
+}
+
+template <class T>
+void PanelMover<T>::wait_front() {
+    wait(steps_.front(), false);
     steps_.pop_front();
 }
 
 template <class T>
+void PanelMover<T>::wait_sum_front() {
+    wait(sums_.front(), true);
+    sums_.pop_front();
+}
+
+template <class T>
 void PanelMover<T>::poll() {
-    for (auto& s : steps_) test_all(s.reqs);
+    for (auto* q : {&steps_, &sums_})
+        for (auto& s : *q) test_all(s.reqs);
 }
 
 #define CALA_INST(T) template class PanelMover<T>;

@@ -4,6 +4,10 @@
 //   staged: the root copies its piece to a host slot, MPI ibcast (Comm: counted), the others
 //           copy the host slot to their device piece;
 //   NCCL:   ncclBroadcast from device memory to device memory (counted here as an ibcast).
+// Partial sums (A- and B-stationary SUMMA) travel the other way, summed onto the root's piece:
+//   staged: every rank copies its piece to a host slot, MPI ireduce in place (Comm: counted),
+//           the root copies the sum back to its device piece;
+//   NCCL:   ncclReduce in place in device memory (counted here as an ireduce).
 // NCCL lives in libcala_cuda (cuda/resident_nccl.cu), which registers a DeviceBcast factory at
 // load; nothing here names CUDA.
 
@@ -21,12 +25,15 @@
 
 namespace cala::detail {
 
-/// Broadcasts of device memory over one communicator, in order on one stream.
+/// Broadcasts and sums of device memory over one communicator, in order on one stream.
 class DeviceBcast {
 public:
     virtual ~DeviceBcast() = default;
     /// Issues a broadcast of count elements of s at device address buf from root (asynchronous).
     virtual void bcast(void* buf, std::int64_t count, device::Scalar s, int root) = 0;
+    /// Issues buf := the sum of every rank's buf on root, in place (asynchronous; elsewhere buf
+    /// is only read).
+    virtual void reduce(void* buf, std::int64_t count, device::Scalar s, int root) = 0;
     /// A mark after the broadcasts issued so far; wait(mark) returns once they are complete.
     virtual std::int64_t mark() = 0;
     virtual void wait(std::int64_t mark) = 0;
@@ -42,8 +49,9 @@ bool device_bcast_available() noexcept;
 /// (one allgather, counted as control traffic); `reason` says why, naming the operands as `what`.
 bool choose_nccl(const Grid2D& g, const ResidentDevice& d, PanelTransport t, const char* what, std::string& reason);
 
-/// One piece of a step: count elements at device address dev, broadcast from `root` over the
-/// grid's row communicator (along_row) or column communicator; host: its staging slot.
+/// One piece of a step: count elements at device address dev, broadcast from `root` (or summed
+/// onto it) over the grid's row communicator (along_row) or column communicator; host: its
+/// staging slot (every rank's, for a sum).
 template <class T>
 struct Piece {
     T* dev;
@@ -63,21 +71,31 @@ public:
     /// The oldest posted step has landed in device memory (device operations issued after this
     /// call see it).
     void wait_front();
-    /// Drives MPI progress on the posted steps (staged).
+    /// Posts one step's partial sums (every rank's device pieces written by earlier device
+    /// operations), each summed onto its root's piece in place. Sums keep their own queue.
+    void post_sum(std::vector<Piece<T>> pieces);
+    /// The oldest posted sum has landed in the roots' device pieces (and every rank's pieces and
+    /// host slots may be written again).
+    void wait_sum_front();
+    /// Sums posted and not yet waited for.
+    std::size_t sums_pending() const noexcept { return sums_.size(); }
+    /// Drives MPI progress on the posted steps and sums (staged).
     void poll();
 
 private:
     struct Step {
         std::vector<Piece<T>> pieces;
         std::vector<Request> reqs;
-        std::int64_t row_mark = 0, col_mark = 0;
+        std::int64_t row_mark = -1, col_mark = -1;
     };
     bool mine(const Piece<T>& p) const noexcept { return p.root == (p.along_row ? grid_.col() : grid_.row()); }
     const Comm& comm_of(const Piece<T>& p) const noexcept { return p.along_row ? grid_.row_comm() : grid_.col_comm(); }
     device::Device& dev_;
     Grid2D grid_;
     std::unique_ptr<DeviceBcast> row_, col_;  // NCCL; null: staged
-    std::deque<Step> steps_;
+    std::deque<Step> steps_, sums_;
+    void wait(Step& step, bool sum);
+    void mark(Step& step, const std::vector<Piece<T>>& pieces);
 };
 
 }  // namespace cala::detail

@@ -130,6 +130,8 @@ const Case kCases[] = {
     {31, 23, 19, 3, 5, 6, 2, 4, 6, false},  // nothing aligned: operands moved on the device
 };
 
+constexpr Variant kVariants[] = {Variant::Auto, Variant::StationaryC, Variant::StationaryA, Variant::StationaryB};
+
 template <class T>
 void run_gemm_case(const Grid2D& g, const Case& s, Op oa, Op ob, bool beta_zero, const ResidentGemmOptions& opts) {
     const ResidentDevice dev = ResidentDevice::open("host", kCap);
@@ -174,6 +176,10 @@ void run_gemm_case(const Grid2D& g, const Case& s, Op oa, Op ob, bool beta_zero,
     CAPTURE(static_cast<int>(oa));
     CAPTURE(static_cast<int>(ob));
     CAPTURE(opts.lookahead);
+    CAPTURE(static_cast<int>(opts.variant));
+    CAPTURE(static_cast<int>(report.variant));
+    CAPTURE(err);
+    CAPTURE(vs_host);
     CAPTURE(t.words());
     CAPTURE(model.words);
     CHECK(test::all_ranks(err < 2.0, g));
@@ -183,6 +189,11 @@ void run_gemm_case(const Grid2D& g, const Case& s, Op oa, Op ob, bool beta_zero,
     const bool ran = s.m > 0 && s.n > 0 && s.k > 0;
     CHECK(test::all_ranks(!ran || (report.transport == PanelTransport::Staged && report.device_bytes == model.extra_bytes),
                           g));
+    // The variant asked for ran; Auto is the host planner's 2D choice (stationary C on one rank).
+    const Variant want = opts.variant != Variant::Auto     ? opts.variant
+                         : g.comm().size() == 1            ? Variant::StationaryC
+                                                           : choose_gemm_variant(oa, ob, la, lb, lc, {});
+    CHECK(test::all_ranks(!ran || report.variant == want, g));
 }
 
 }  // namespace
@@ -195,9 +206,12 @@ TEST_CASE_TEMPLATE("resident gemm matches the sequential reference, the host alg
             for (Op oa : {Op::N, Op::T, Op::C})
                 for (Op ob : {Op::N, Op::T, Op::C}) {
                     if (!s.all_ops && !(oa == Op::N && ob == Op::N) && !(oa == Op::T && ob == Op::C)) continue;
-                    ++count;
-                    run_gemm_case<T>(g, s, oa, ob, count % 3 == 0,
-                                     {.lookahead = 1 + count % 2, .panel_width = count % 4 == 0 ? 0 : 8});
+                    for (Variant v : kVariants) {
+                        ++count;
+                        run_gemm_case<T>(g, s, oa, ob, count % 3 == 0,
+                                         {.variant = v, .lookahead = 1 + count % 2,
+                                          .panel_width = count % 5 == 0 ? 0 : count % 5 == 1 ? 3 : 8});
+                    }
                 }
     });
 }
@@ -233,6 +247,8 @@ TEST_CASE("bad input: a clear cala::Error on every rank, C untouched") {
         ResidentMatrix<T> wide(g, 9, 10, 2, 2, dev);
         CHECK(test::fails_everywhere(g, "gemm: ", [&] { gemm(Op::N, Op::N, 1.0, a, wide, 0.0, c); }));
         CHECK(test::fails_everywhere(g, "lookahead is 0", [&] { gemm(Op::N, Op::N, 1.0, a, b, 0.0, c, {.lookahead = 0}); }));
+        CHECK(test::fails_everywhere(g, "variant is 7, not a Variant",
+                                     [&] { gemm(Op::N, Op::N, 1.0, a, b, 0.0, c, {.variant = static_cast<Variant>(7)}); }));
         CHECK(test::fails_everywhere(g, "transport Nccl needs CUDA devices",
                                [&] { gemm(Op::N, Op::N, 1.0, a, b, 0.0, c, {.transport = PanelTransport::Nccl}); }));
         CHECK(test::fails_everywhere(g, "op(src) is", [&] { redistribute(Op::T, wide, c); }));
