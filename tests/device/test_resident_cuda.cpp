@@ -29,7 +29,8 @@ ResidentDevice my_gpu(const Comm& world, std::int64_t cap = 0) {
 }
 
 template <class T>
-void product_case(const Grid2D& g, const ResidentDevice& gpu, Op oa, Op ob, PanelTransport transport) {
+void product_case(const Grid2D& g, const ResidentDevice& gpu, Op oa, Op ob, PanelTransport transport,
+                  Variant variant = Variant::Auto) {
     const index_t m = 301, n = 257, k = 263;  // nb = 64 divides none
     const ResidentDevice host = ResidentDevice::open("host", std::int64_t{256} << 20);
     const index_t am = oa == Op::N ? m : k, an = oa == Op::N ? k : m, bm = ob == Op::N ? k : n, bn = ob == Op::N ? n : k;
@@ -45,14 +46,14 @@ void product_case(const Grid2D& g, const ResidentDevice& gpu, Op oa, Op ob, Pane
     }
     const auto ga = gather(ha.view()), gb = gather(hb.view()), gc = gather(hc.view());
     const T alpha(0.5), beta(-1);
-    gemm(oa, ob, alpha, a0, b0, beta, c0);  // the same algorithm on HostDevice memory
+    gemm(oa, ob, alpha, a0, b0, beta, c0, {.variant = variant});  // the same algorithm on HostDevice memory
     ResidentGemmReport report;
     reset_traffic();
 
-    gemm(oa, ob, alpha, a, b, beta, c, {.transport = transport, .report = &report});
+    gemm(oa, ob, alpha, a, b, beta, c, {.variant = variant, .transport = transport, .report = &report});
 
     const Traffic t = traffic();
-    const Cost model = resident_gemm_cost(oa, ob, a.layout(), b.layout(), c.layout(), {.transport = transport}, g.row(),
+    const Cost model = resident_gemm_cost(oa, ob, a.layout(), b.layout(), c.layout(), {.variant = variant, .transport = transport}, g.row(),
                                           g.col(), sizeof(T), is_complex_v<T>);
     const auto got = gather(c), on_host = gather(c0);
     double err = 0, vs_host = 0;
@@ -69,6 +70,7 @@ void product_case(const Grid2D& g, const ResidentDevice& gpu, Op oa, Op ob, Pane
     CHECK(test::all_ranks(err < 2.0 && vs_host < 4.0, g));
     CHECK(test::all_ranks(t.words() == model.words && t.msgs() == model.msgs, g));
     CHECK(test::all_ranks(report.transport == want, g));
+    CHECK(test::all_ranks(variant == Variant::Auto || report.variant == variant, g));
     if (g.comm().size() > 1 && !own_gpus && transport == PanelTransport::Auto)
         CHECK(report.reason.find("share CUDA device") != std::string::npos);
 }
@@ -85,6 +87,11 @@ TEST_CASE_TEMPLATE("resident gemm on CUDA devices matches HostDevice memory and 
         for (PanelTransport tr : {PanelTransport::Auto, PanelTransport::Staged}) {
             product_case<T>(g, gpu, Op::N, Op::N, tr);
             product_case<T>(g, gpu, Op::T, Op::C, tr);
+            // the partial sums' path: ncclReduce or staged ireduce, cublas geam into C
+            for (Variant v : {Variant::StationaryA, Variant::StationaryB}) {
+                product_case<T>(g, gpu, Op::N, Op::T, tr, v);
+                product_case<T>(g, gpu, Op::C, Op::N, tr, v);
+            }
         }
     }
 }
