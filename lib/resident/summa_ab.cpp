@@ -38,10 +38,6 @@ namespace cala::detail {
 
 namespace {
 
-bool multi_block(const std::vector<std::pair<index_t, index_t>>& groups) {
-    return std::any_of(groups.begin(), groups.end(), [](const auto& g) { return g.second - g.first > 1; });
-}
-
 // The looped dimension of the variant, its groups, widest group and slots.
 struct Loop {
     const Dist1D* d;

@@ -4,10 +4,18 @@
 // Bt (n x k) with A''s columns; variant B: B' with C's columns and At (k x m) with B''s rows);
 // all three on `dev`.
 
+#include <algorithm>
+
 #include "gemm/plan.hpp"
 #include "resident/stage.hpp"
 
 namespace cala::detail {
+
+/// Some group of the panel loop spans more than one block (its pieces are put together on
+/// the device, in one more slot).
+inline bool multi_block(const std::vector<std::pair<index_t, index_t>>& groups) {
+    return std::any_of(groups.begin(), groups.end(), [](const auto& g) { return g.second - g.first > 1; });
+}
 
 /// Device memory the A- or B-stationary engine allocates on process (row, col), in elements:
 /// the slots of the panels in flight, of the partial sums in flight, and (variant A, groups of

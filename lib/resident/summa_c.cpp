@@ -25,14 +25,6 @@
 
 namespace cala::detail {
 
-namespace {
-
-bool multi_block(const std::vector<std::pair<index_t, index_t>>& groups) {
-    return std::any_of(groups.begin(), groups.end(), [](const auto& g) { return g.second - g.first > 1; });
-}
-
-}  // namespace
-
 index_t resident_slots(const GemmPlan& plan, const BlockCyclic& c, int row, int col) {
     if (plan.variant != Variant::StationaryC) return resident_slots_ab(plan, c, row, col);
     const Dist1D& ka = plan.a.layout.cols;
