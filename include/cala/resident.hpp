@@ -160,6 +160,7 @@ struct ResidentGemmReport {
     std::string reason;               ///< why that transport ("two ranks share CUDA device 0", ...)
     std::int64_t device_bytes = 0;    ///< device workspace of the call on this rank (moved operands, slots)
     Variant variant = Variant::StationaryC;  ///< the variant that ran (gemm; herk, syrk: C)
+    Shape3D grid3d = {};  ///< the p x q x c grid a 2.5D / 3D gemm ran on; zero: 2D on C's grid
 };
 
 struct ResidentGemmOptions {
@@ -175,6 +176,21 @@ struct ResidentGemmOptions {
     /// nothing travels).
     index_t panel_width = 0;
     PanelTransport transport = PanelTransport::Auto;
+    /// gemm only: 2.5D / 3D SUMMA on this p x q x c grid over C's ranks (p·q·c <= ranks; layer h
+    /// on ranks h·p·q .. (h+1)·p·q − 1, further ranks idle), in the placements of the host's
+    /// 2.5D path (cala::gemm with GemmOptions::grid3d: the same variant, block size and traffic),
+    /// with the data on the device. Zero (the default): 2D on C's own grid, unless plan_grid.
+    Shape3D grid3d = {};
+    /// gemm only, grid3d zero: the host planner (cala::plan_gemm: its machine model, every
+    /// variant, 2D on C's grid or any 2.5D / 3D grid within memory_limit_bytes) picks the grid,
+    /// the variant and the block size. Its model is the host's (CPU flops): on a GPU it
+    /// underrates the flops against the words, so it is not the default.
+    bool plan_grid = false;
+    /// Block size of the layered layouts of a 2.5D / 3D gemm (0: the planner's).
+    index_t block_size = 0;
+    /// The planner's workspace limit per rank in bytes (0: CALA_MAX_MEMORY_MB, else none); the
+    /// device's free memory is checked apart (a cala::Error on every rank where it does not fit).
+    std::int64_t memory_limit_bytes = 0;
     ResidentGemmReport* report = nullptr;  ///< filled when not null
 };
 
@@ -184,6 +200,12 @@ struct ResidentGemmOptions {
 /// panels of op(B) down the columns (of op(A) along the rows), the partial products summed along
 /// the rows (down the columns) onto the owners of C's blocks (ncclReduce, or MPI ireduce staged
 /// through host memory) and added into C on the device (Device::add).
+///
+/// With ResidentGemmOptions::grid3d (or plan_grid choosing one), 2.5D / 3D SUMMA: the operands
+/// move into the layered placements (staged through host memory, replicated operands broadcast
+/// along the fibers), every layer runs the 2D engine above on its p x q grid on the device, the
+/// layers' partial products of stationary C are reduced over the fibers (staged) and the result
+/// returns into C's layout (staged; beta applied there).
 ///
 /// Collective over the grid of C; every rank passes the same ops, scalars, layouts and options.
 /// Operands whose layouts do not line up with C's are redistributed on the device first (staged,
@@ -201,8 +223,13 @@ void gemm(Op op_a, Op op_b, T alpha, const ResidentMatrix<T>& a, const ResidentM
 /// for the variant the resident gemm runs, on its panel path (one broadcast or reduction per
 /// block of the looped dimension along rows and columns), plus the operand moves.
 /// extra_bytes is the device workspace (moved operands and panel slots); no host workspace.
+/// A 2.5D / 3D gemm (grid3d, or plan_grid choosing one): gemm_cost's words and messages of the
+/// host's 2.5D path with the layer loop on the panel path, and extra_bytes the device's share
+/// (the layer's A', B', partial C and slots); `order` is the order of C's grid (it numbers the
+/// ranks of the layers).
 Cost resident_gemm_cost(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
-                        const ResidentGemmOptions& opts, int row, int col, std::size_t elem_size, bool is_complex);
+                        const ResidentGemmOptions& opts, int row, int col, std::size_t elem_size, bool is_complex,
+                        GridOrder order = GridOrder::RowMajor);
 
 /// C := alpha·A·Aᴴ + beta·C on the `uplo` triangle of C (real types: A·Aᵀ, syrk), A n x k and C
 /// n x n with square tiles, both on the rank's device; alpha and beta real; the other strict

@@ -1,5 +1,7 @@
 #include "gemm/plan3d.hpp"
 
+#include <algorithm>
+
 namespace cala::detail {
 
 Placement spread_placement(const BlockCyclic& virt, Spread s, const Shape3& g) {
@@ -95,6 +97,15 @@ GemmPlan Plan3D::layer_plan(int h) const {
     lp.b = {false, Op::N, b.kernel_op, b_layer(h)};
     lp.panel_width = opts.panel_width > 0 ? opts.panel_width : 512;
     lp.lookahead = opts.lookahead;
+    if (resident) {  // the resident plan's conventions (lib/resident/plan.hpp)
+        const BlockCyclic cl = c_layer(h);
+        const index_t looped = variant == Variant::StationaryA   ? cl.n()
+                               : variant == Variant::StationaryB ? cl.m()
+                                                                 : lp.a.layout.n();
+        if (opts.panel_width <= 0 && g.p == 1 && g.q == 1) lp.panel_width = std::max<index_t>(looped, 1);
+        lp.on_devices = true;
+        return lp;
+    }
     lp.on_devices = gemm_devices(opts, lp.devices);
     return lp;
 }

@@ -59,6 +59,10 @@ struct Plan3D {
     BlockCyclic c_virt;   ///< where C's result is returned from (ColsReduced, ColsByLayer, RowsByLayer)
     Spread c_spread = Spread::ColsReduced;
     GemmOptions opts;
+    /// The layers run the resident engines (lib/resident/summa3d.cpp): their plans take the panel
+    /// path (on_devices, no device list), 512-wide panels unless opts says, all of the looped
+    /// dimension in one group on a 1 x 1 layer.
+    bool resident = false;
 
     /// Layouts on layer h's p x q grid of the kernel's operands and of its C.
     BlockCyclic a_layer(int h) const;

@@ -2,9 +2,12 @@
 // Internal: the plan of a resident gemm, shared by the driver (gemm.cpp) and its cost model
 // (model.cpp): cala::gemm's 2D plan (gemm/plan.hpp) of the chosen variant on its panel path.
 
+#include <optional>
+
 #include "cala/model.hpp"
 #include "cala/resident.hpp"
 #include "gemm/plan.hpp"
+#include "gemm/plan3d.hpp"
 
 namespace cala::detail {
 
@@ -15,8 +18,12 @@ inline GemmOptions resident_gemm_options(const ResidentGemmOptions& o) {
     g.variant = o.variant;
     g.lookahead = o.lookahead;
     g.panel_width = o.panel_width;
+    g.grid3d = o.grid3d;
+    g.block_size = o.block_size;
+    g.memory_limit_bytes = o.memory_limit_bytes;
     return g;
 }
+
 
 /// The variant a resident gemm runs: ResidentGemmOptions::variant, or for Auto the one that
 /// moves the fewest words in all (choose_gemm_variant, the host planner's 2D choice); stationary
@@ -53,5 +60,18 @@ inline GemmPlan resident_plan(Op op_a, Op op_b, const BlockCyclic& a, const Bloc
 /// Device elements process (row, col) of a resident gemm holds beside its operands: the moved
 /// operands' local arrays and the engine's slots.
 index_t resident_workspace(const GemmPlan& plan, const BlockCyclic& c, int row, int col);
+
+/// What a resident gemm runs: a 2.5D / 3D plan (ResidentGemmOptions::grid3d, or plan_grid and
+/// the host planner choosing a p x q x c grid: the host's Plan3D from decide_gemm, so the same
+/// variant, grid and block size as cala::gemm with those options, its layers on the resident
+/// engines), else the 2D plan on C's grid (resident_plan; with plan_grid, the planner's variant).
+/// Throws cala::Error (the same on every rank) where no plan fits memory_limit_bytes.
+struct ResidentGemmPlan {
+    std::optional<Plan3D> three;
+    GemmPlan two;
+};
+ResidentGemmPlan plan_resident_gemm(Op op_a, Op op_b, const BlockCyclic& a, const BlockCyclic& b, const BlockCyclic& c,
+                                    GridOrder order, const ResidentGemmOptions& o, std::size_t elem_size,
+                                    bool is_complex);
 
 }  // namespace cala::detail
