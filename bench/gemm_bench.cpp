@@ -262,15 +262,13 @@ void run_gemm(const GemmArgs& args, int p, int q, Shape3D g3) {
 // resident_bench.cpp runs it.
 void run_resident(const GemmArgs& args, int p, int q, Shape3D g3) {
     auto refuse = [](const std::string& opt, const std::string& why) {
-        throw CLI::ValidationError(opt, why + " (cala-bench gemm --resident runs stationary-C SUMMA on device-"
-                                              "resident operands, 2D grids only)");
+        throw CLI::ValidationError(opt, why + " (cala-bench gemm --resident runs cala::gemm on device-resident operands: "
+                                              "--variant, --grid PxQ or PxQxC, --plan and --block-size as for host operands)");
     };
-    if (g3.c > 0) refuse("--grid", "is " + args.grid + ": a resident gemm has no 2.5D/3D path");
-    if (args.variant != "auto" && args.variant != "C") refuse("--variant", "is " + args.variant + ": only C is resident");
     if (!args.devices.empty()) refuse("--devices", "streams host operands through devices: not with --resident");
     if (args.compare != "none") refuse("--compare", "is " + args.compare + ": the reference of --resident is the in-core product on one device");
-    if (args.block_size > 0) refuse("--block-size", "sets the 2.5D/3D layouts: not with --resident");
-    if (args.plan) refuse("--plan", "prints the host planner's choice: not with --resident");
+    if (args.block_size > 0 && g3.c == 0 && !args.plan)
+        refuse("--block-size", "sets the 2.5D/3D layouts: it needs --grid PxQxC or --plan");
     if (args.m == 0 || args.n == 0 || args.k == 0)
         refuse("--m/--n/--k", "are " + std::to_string(args.m) + "x" + std::to_string(args.n) + "x" + std::to_string(args.k) +
                                   ": the resident bench needs a product with flops (m, n, k > 0)");
@@ -285,6 +283,7 @@ void run_resident(const GemmArgs& args, int p, int q, Shape3D g3) {
     r.m = args.m, r.n = args.n, r.k = args.k, r.nb = args.nb, r.panel_width = args.panel_width;
     r.lookahead = args.lookahead, r.runs = args.runs, r.threads = args.threads, r.threads_from = args.threads_from;
     r.alpha = args.alpha, r.beta = args.beta, r.max_device_mb = args.max_device_mb;
+    r.variant = parse_variant(args.variant), r.grid3d = g3, r.block_size = args.block_size, r.plan_grid = args.plan;
     run_resident_gemm(r, p, q);
 }
 
@@ -337,7 +336,8 @@ void add_gemm_command(CLI::App& app) {
     cmd->add_option("--k", args->k, "inner dimension")->check(CLI::NonNegativeNumber)->capture_default_str();
     cmd->add_option("--grid", args->grid,
                     "process grid PxQ of the operands (default: the squarest), or PxQxC to force 2.5D/3D SUMMA");
-    cmd->add_flag("--plan", args->plan, "print the planner's choice (stderr) beside the measurement");
+    cmd->add_flag("--plan", args->plan, "print the planner's choice (stderr) beside the measurement; with --resident, "
+                                        "let the planner pick the grid (ResidentGemmOptions::plan_grid)");
     cmd->add_option("--devices", args->devices,
                     "run each rank's local updates on these devices with the chunked engine (host,host | 0,1)");
     cmd->add_option("--resident", args->resident,

@@ -1,8 +1,9 @@
 // cala-bench gemm --resident: cala::gemm on device-resident operands (issue 30, item 5) against
 // the in-core product of the same global size on one device, measured in the same run.
 //
-// cala-bench gemm --resident DEV -> cala::gemm(ResidentMatrix...) (lib/resident: stationary-C
-//     SUMMA, panels over NCCL | MPI staged) -> Device::gemm (CudaDevice: cuBLAS; HostDevice: BLIS)
+// cala-bench gemm --resident DEV -> cala::gemm(ResidentMatrix...) (lib/resident: 2D SUMMA of the
+//     --variant asked, or 2.5D / 3D on --grid PxQxC or the planner's grid with --plan; panels over
+//     NCCL | MPI staged) -> Device::gemm (CudaDevice: cuBLAS; HostDevice: BLIS)
 //   reference: rank 0's device alone, Device::gemm of the whole m x n x k (N, N, beta = 0) on
 //     operands already in its memory (CudaDevice: one cublas?gemm; HostDevice: kernels::gemm)
 //
@@ -123,6 +124,10 @@ void run(const ResidentGemmArgs& args, int p, int q) {
     ropts.lookahead = args.lookahead;
     ropts.panel_width = args.panel_width;
     ropts.transport = parse_transport(args.transport);
+    ropts.variant = args.variant;
+    ropts.grid3d = args.grid3d;
+    ropts.block_size = args.block_size;
+    ropts.plan_grid = args.plan_grid;
     Traffic tr;
     std::int64_t extra = 0;
     Times tc;
@@ -166,7 +171,11 @@ void run(const ResidentGemmArgs& args, int p, int q) {
     const int ranks = comm.size();
     nlohmann::ordered_json j = {
         {"bench", "gemm"}, {"type", args.type}, {"opa", args.opa}, {"opb", args.opb},
-        {"variant", "C"}, {"variant_requested", "resident"},
+        {"variant", to_string(report.variant)}, {"variant_requested", to_string(args.variant)},
+        {"grid3d", report.grid3d.c > 0 ? std::to_string(report.grid3d.p) + "x" + std::to_string(report.grid3d.q) + "x" +
+                                             std::to_string(report.grid3d.c)
+                                       : std::string("none")},
+        {"plan_grid", args.plan_grid}, {"block_size", args.block_size},
         {"m", m}, {"n", n}, {"k", k}, {"grid", std::to_string(p) + "x" + std::to_string(q)},
         {"resident", args.spec}, {"device", dev.name()},
         {"rank_devices", rank_devices}, {"device_cap_bytes", dev.budget_bytes()},

@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "cala/gemm.hpp"
 #include "cala/matrix.hpp"
 #include "cala/types.hpp"
 
@@ -21,6 +22,10 @@ struct ResidentGemmArgs {
     std::string threads_from;
     double alpha = 1, beta = 1;
     double max_device_mb = 0;          ///< cap per rank's device, MiB (0: HostDevice sized to fit, CUDA its free memory)
+    Variant variant = Variant::Auto;   ///< --variant
+    Shape3D grid3d = {};               ///< --grid PxQxC: a forced 2.5D/3D grid (zero: 2D)
+    index_t block_size = 0;            ///< --block-size: the 2.5D/3D layouts' block
+    bool plan_grid = false;            ///< --plan: the host planner picks the grid (ResidentGemmOptions::plan_grid)
 };
 
 /// Runs the resident gemm on a p x q grid of MPI_COMM_WORLD and emits one JSON line (rank 0).

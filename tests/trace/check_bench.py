@@ -143,11 +143,16 @@ def main():
         # gemm --resident host: the resident gemm on HostDevice memory, 1 and 2 ranks (A moved by
         # op T on 2 ranks; sizes nb does not divide): one JSON line, the probe check, words,
         # messages and device workspace == resident_gemm_cost, the in-core reference and the ratio.
-        for ranks, grid, extra in ((1, "1x1", []), (2, "1x2", ["--opa", "T"])):
+        # On 2 ranks also a forced 1 x 1 x 2 grid (2.5D: k split over the two layers, the partial
+        # C summed over the fiber) and stationary A.
+        for ranks, grid, extra in ((1, "1x1", []), (2, "1x2", ["--opa", "T"]), (2, "1x1x2", ["--opb", "T", "--variant", "C"]),
+                                   (2, "1x2", ["--variant", "A"])):
             p = run([mpi, "-n", str(ranks), bench, "gemm", "--resident", "host", "--m", "300", "--n", "260",
                      "--k", "200", "--nb", "64", "--grid", grid, "--threads", "1", "--runs", "1", "--json"] + extra,
                     {"OMP_NUM_THREADS": "1"}, d)
-            what = f"gemm --resident host, {ranks} rank(s)"
+            what = f"gemm --resident host, {ranks} rank(s), {grid} {' '.join(extra)}"
+            three = grid.count("x") == 2
+            grid = "1x2" if three else grid  # the operands' own 2D grid
             lines = json_lines(p.stdout)
             check(p.returncode == 0 and len(lines) == 1 and lines[0].get("bench") == "gemm",
                   f"{what}: exit 0, one JSON line")
@@ -155,6 +160,10 @@ def main():
                 r = lines[0]
                 check(r.get("resident") == "host" and r.get("ranks") == ranks and r.get("grid") == grid,
                       f"{what}: resident, ranks, grid")
+                check(r.get("grid3d") == ("1x1x2" if three else "none"), f"{what}: grid3d {r.get('grid3d')}")
+                want = extra[extra.index("--variant") + 1] if "--variant" in extra else None  # else the plan's
+                check(r.get("variant") in ("A", "B", "C") and want in (None, r.get("variant")),
+                      f"{what}: variant {r.get('variant')}")
                 check(r.get("transport") == "staged" and r.get("transport_reason"), f"{what}: transport staged, a reason")
                 check(0 <= r.get("check_error", 99) < 1, f"{what}: check_error {r.get('check_error')} < 1")
                 check(r.get("ranks_model_mismatch") == "none", f"{what}: every rank's words and messages == model")
@@ -168,7 +177,7 @@ def main():
                 eff = r.get("efficiency", 0)
                 check(eff > 0 and abs(eff - r.get("gflops_median", 0) / r.get("reference_gflops", 1)) < 1e-9 * eff,
                       f"{what}: efficiency = median rate / reference rate")
-        for bad, opt in ((["--compare", "scalapack"], "--compare"), (["--variant", "A"], "--variant"),
+        for bad, opt in ((["--compare", "scalapack"], "--compare"), (["--block-size", "32"], "--block-size"),
                          (["--transport", "nccl"], "--transport")):
             p = run([mpi, "-n", "2", bench, "gemm", "--resident", "host", "--m", "64", "--n", "64", "--k", "64",
                      "--runs", "1", "--json"] + bad, {"OMP_NUM_THREADS": "1"}, d)
