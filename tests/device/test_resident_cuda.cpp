@@ -30,7 +30,7 @@ ResidentDevice my_gpu(const Comm& world, std::int64_t cap = 0) {
 
 template <class T>
 void product_case(const Grid2D& g, const ResidentDevice& gpu, Op oa, Op ob, PanelTransport transport,
-                  Variant variant = Variant::Auto) {
+                  Variant variant = Variant::Auto, Shape3D g3 = {}) {
     const index_t m = 301, n = 257, k = 263;  // nb = 64 divides none
     const ResidentDevice host = ResidentDevice::open("host", std::int64_t{256} << 20);
     const index_t am = oa == Op::N ? m : k, an = oa == Op::N ? k : m, bm = ob == Op::N ? k : n, bn = ob == Op::N ? n : k;
@@ -46,15 +46,16 @@ void product_case(const Grid2D& g, const ResidentDevice& gpu, Op oa, Op ob, Pane
     }
     const auto ga = gather(ha.view()), gb = gather(hb.view()), gc = gather(hc.view());
     const T alpha(0.5), beta(-1);
-    gemm(oa, ob, alpha, a0, b0, beta, c0, {.variant = variant});  // the same algorithm on HostDevice memory
+    gemm(oa, ob, alpha, a0, b0, beta, c0, {.variant = variant, .grid3d = g3});  // the same algorithm on HostDevice memory
     ResidentGemmReport report;
     reset_traffic();
 
-    gemm(oa, ob, alpha, a, b, beta, c, {.variant = variant, .transport = transport, .report = &report});
+    gemm(oa, ob, alpha, a, b, beta, c, {.variant = variant, .transport = transport, .grid3d = g3, .report = &report});
 
     const Traffic t = traffic();
-    const Cost model = resident_gemm_cost(oa, ob, a.layout(), b.layout(), c.layout(), {.variant = variant, .transport = transport}, g.row(),
-                                          g.col(), sizeof(T), is_complex_v<T>);
+    const Cost model = resident_gemm_cost(oa, ob, a.layout(), b.layout(), c.layout(),
+                                          {.variant = variant, .transport = transport, .grid3d = g3}, g.row(), g.col(),
+                                          sizeof(T), is_complex_v<T>, g.order());
     const auto got = gather(c), on_host = gather(c0);
     double err = 0, vs_host = 0;
     if (g.comm().rank() == 0) {
@@ -71,6 +72,7 @@ void product_case(const Grid2D& g, const ResidentDevice& gpu, Op oa, Op ob, Pane
     CHECK(test::all_ranks(t.words() == model.words && t.msgs() == model.msgs, g));
     CHECK(test::all_ranks(report.transport == want, g));
     CHECK(test::all_ranks(variant == Variant::Auto || report.variant == variant, g));
+    CHECK(test::all_ranks(report.grid3d.c == g3.c, g));
     if (g.comm().size() > 1 && !own_gpus && transport == PanelTransport::Auto)
         CHECK(report.reason.find("share CUDA device") != std::string::npos);
 }
@@ -92,6 +94,10 @@ TEST_CASE_TEMPLATE("resident gemm on CUDA devices matches HostDevice memory and 
                 product_case<T>(g, gpu, Op::N, Op::T, tr, v);
                 product_case<T>(g, gpu, Op::C, Op::N, tr, v);
             }
+            // 2.5D: k over every rank's layer (the layers' 1 x 1 products, the fiber sum staged)
+            // and the planner's variant on the same grid
+            for (Variant v : {Variant::StationaryC, Variant::Auto})
+                product_case<T>(g, gpu, Op::N, Op::T, tr, v, {1, 1, world.size()});
         }
     }
 }
