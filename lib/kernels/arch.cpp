@@ -6,8 +6,10 @@
 #include <cpuid.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 
 #include "core/check.hpp"
 
@@ -226,6 +228,20 @@ KernelChoice choose_kernel_set(const std::string& setting, const CpuInfo& cpu,
     }
     k.reason = "no AVX2: BLIS's own choice";
     return k;
+}
+
+std::string openblas_core_advice(const std::string& core, const CpuInfo& cpu) {
+    if (!cpu.has_avx2_fma()) return {};
+    std::string c;
+    for (const char ch : core) c += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    // OpenBLAS's x86-64 cores that predate AVX2 (its dynamic list and the generic fallbacks).
+    static const char* const older[] = {"prescott",   "core2",      "penryn",   "dunnington", "nehalem",
+                                        "sandybridge", "atom",       "barcelona", "bobcat",     "bulldozer",
+                                        "piledriver", "steamroller", "excavator", "opteron",    "opteron_sse3",
+                                        "katmai",     "coppermine", "northwood", "banias",     "athlon",
+                                        "nano",       "generic"};
+    if (std::find(std::begin(older), std::end(older), c) == std::end(older)) return {};
+    return cpu.has_avx512_skx() ? "SkylakeX" : cpu.vendor == CpuInfo::Vendor::Amd ? "Zen" : "Haswell";
 }
 
 LibraryChoice choose_blas_library(const std::string& setting, const KernelChoice& kernels,

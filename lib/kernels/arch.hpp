@@ -140,6 +140,14 @@ struct LibraryChoice {
 LibraryChoice choose_blas_library(const std::string& setting, const KernelChoice& kernels,
                                   const std::function<double()>& openblas_rate, const GemmRateFn& blis_rate);
 
+/// The OPENBLAS_CORETYPE an OpenBLAS that picked kernel set `core` (openblas_get_corename) should
+/// run on `cpu`, where its own CPU detection fell back to kernels without AVX2 on a CPU that has
+/// AVX2 and FMA (Debian's OpenBLAS 0.3.21 runs "Prescott", SSE3, on Xeons newer than it knows:
+/// 0.18 of the machine's DGEMM rate): "SkylakeX" with the AVX-512 instructions of skx, else
+/// "Zen" (AMD) or "Haswell". Empty when `core` uses AVX2 already, is not a core OpenBLAS names,
+/// or the CPU has no AVX2 and FMA. Case-insensitive.
+std::string openblas_core_advice(const std::string& core, const CpuInfo& cpu);
+
 /// The kernel sets of this BLIS build that run on x86-64 (names as BLIS prints them).
 std::vector<std::string> kernel_set_names();
 

@@ -201,6 +201,11 @@ void select_kernels_at_load() {
         blis_env = std::to_string(kernel_set_id(blis_env));
         setenv("BLIS_ARCH_TYPE", blis_env.c_str(), 1);
     }
+    // The OpenBLAS the program holds (libcala's LAPACK, ScaLAPACK's BLAS and LAPACK may be it), on
+    // the kernels it should run (load_openblas: its core selection again where its detection fell
+    // back to kernels without AVX2), before any probe forks: the program's own calls, cala's LAPACK
+    // tile factorizations and the probe all see the same.
+    const OpenBlas* held = held_openblas(openblas_path());
     ProbeLock lock;  // held, once taken, until every rate the choices need is in the cache
     try {
         s.choice = choose_kernel_set(env("CALA_BLAS_ARCH"), cpu, [&cpu] { return cached_rates(cpu); },
@@ -237,6 +242,8 @@ void select_kernels_at_load() {
         std::string why;
         if (const OpenBlas* ob = load_openblas(path, &why)) {
             set_active_openblas(ob);
+            if (!ob->own_core.empty() && ob != held)
+                s.library.reason += "; its own detection picked " + ob->own_core + " (no AVX2): OPENBLAS_CORETYPE=" + ob->core;
         } else {  // auto probed it in a child, so only a forced choice can get here as a rule
             s.library.openblas = false;
             s.library.reason += "; " + path + " did not load: BLIS";
@@ -246,6 +253,13 @@ void select_kernels_at_load() {
             }
         }
     }
+    if (held != nullptr && !held->own_core.empty())
+        s.library.reason += "; the process's OpenBLAS had picked " + held->own_core + " kernels (no AVX2) on this CPU: " +
+                            "cala reran its core selection with OPENBLAS_CORETYPE=" + held->core +
+                            " (CALA_OPENBLAS_CORETYPE=keep leaves its own)";
+    else if (held != nullptr && !held->advice.empty())
+        s.library.reason += "; the process's OpenBLAS runs " + held->core + " kernels (no AVX2) on this CPU: " +
+                            "OPENBLAS_CORETYPE=" + held->advice + " in the environment fixes its BLAS and LAPACK calls";
     if (verbose_here())
         std::fprintf(stderr, "cala: BLAS kernels %s: %s (CALA_BLAS_ARCH=%s, BLIS_ARCH_TYPE=%s; %s)\n",
                      s.choice.name.empty() ? "of BLIS's own choice" : s.choice.name.c_str(), s.choice.reason.c_str(),

@@ -10,6 +10,8 @@
 #include <memory>
 #include <mutex>
 
+#include "kernels/arch.hpp"
+
 namespace cala::kernels {
 
 namespace {
@@ -44,22 +46,8 @@ bool bind(void* h, const char* name, F*& f, std::string& missing) {
     return f != nullptr;
 }
 
-std::unique_ptr<OpenBlas> open_library(const std::string& path, std::string& why) {
-    // A library the program already has (its libblas.so.3 may be this OpenBLAS) is shared as it
-    // is; one cala loads first starts without a thread pool of its own (OpenMP's build ignores
-    // it: it follows omp_get_max_threads() per call).
-    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-    if (h == nullptr) {
-        EnvScope one("OPENBLAS_NUM_THREADS", "1");
-        h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    }
-    if (h == nullptr) {
-        const char* e = dlerror();
-        why = e ? e : "dlopen failed";
-        return nullptr;
-    }
-    auto ob = std::make_unique<OpenBlas>();
-    ob->path = path;
+// Binds the entry points of handle h into ob; the first missing one's name, or empty.
+std::string bind_all(void* h, OpenBlas& ob) {
     std::string missing;
     const char* (*config)() = nullptr;
     const char* (*core)() = nullptr;
@@ -67,23 +55,82 @@ std::unique_ptr<OpenBlas> open_library(const std::string& path, std::string& why
     bind(h, "openblas_get_config", config, missing);
     bind(h, "openblas_get_corename", core, missing);
     bind(h, "openblas_get_parallel", parallel, missing);
-    bind(h, "openblas_get_num_threads", ob->get_num_threads, missing);
-    bind(h, "cblas_sgemm", ob->sgemm, missing), bind(h, "cblas_dgemm", ob->dgemm, missing);
-    bind(h, "cblas_cgemm", ob->cgemm, missing), bind(h, "cblas_zgemm", ob->zgemm, missing);
-    bind(h, "cblas_strsm", ob->strsm, missing), bind(h, "cblas_dtrsm", ob->dtrsm, missing);
-    bind(h, "cblas_ctrsm", ob->ctrsm, missing), bind(h, "cblas_ztrsm", ob->ztrsm, missing);
-    bind(h, "cblas_strmm", ob->strmm, missing), bind(h, "cblas_dtrmm", ob->dtrmm, missing);
-    bind(h, "cblas_ctrmm", ob->ctrmm, missing), bind(h, "cblas_ztrmm", ob->ztrmm, missing);
-    bind(h, "cblas_ssyrk", ob->ssyrk, missing), bind(h, "cblas_dsyrk", ob->dsyrk, missing);
-    bind(h, "cblas_cherk", ob->cherk, missing), bind(h, "cblas_zherk", ob->zherk, missing);
-    if (!missing.empty()) {
+    bind(h, "openblas_get_num_threads", ob.get_num_threads, missing);
+    bind(h, "cblas_sgemm", ob.sgemm, missing), bind(h, "cblas_dgemm", ob.dgemm, missing);
+    bind(h, "cblas_cgemm", ob.cgemm, missing), bind(h, "cblas_zgemm", ob.zgemm, missing);
+    bind(h, "cblas_strsm", ob.strsm, missing), bind(h, "cblas_dtrsm", ob.dtrsm, missing);
+    bind(h, "cblas_ctrsm", ob.ctrsm, missing), bind(h, "cblas_ztrsm", ob.ztrsm, missing);
+    bind(h, "cblas_strmm", ob.strmm, missing), bind(h, "cblas_dtrmm", ob.dtrmm, missing);
+    bind(h, "cblas_ctrmm", ob.ctrmm, missing), bind(h, "cblas_ztrmm", ob.ztrmm, missing);
+    bind(h, "cblas_ssyrk", ob.ssyrk, missing), bind(h, "cblas_dsyrk", ob.dsyrk, missing);
+    bind(h, "cblas_cherk", ob.cherk, missing), bind(h, "cblas_zherk", ob.zherk, missing);
+    if (missing.empty()) ob.config = config(), ob.core = core(), ob.parallel = parallel();
+    return missing;
+}
+
+void* open_fresh(const std::string& path) {
+    EnvScope one("OPENBLAS_NUM_THREADS", "1");
+    return dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+}
+
+// Kernels without AVX2 on a CPU that has AVX2 (OpenBLAS's CPU detection does not know the CPU):
+// OpenBLAS's own core selection runs again with OPENBLAS_CORETYPE set (gotoblas_dynamic_quit,
+// then gotoblas_dynamic_init, which reads it and initializes that core's parameters: what a
+// process started with OPENBLAS_CORETYPE does), for the whole process, the program's own BLAS
+// calls included. Not where the user set OPENBLAS_CORETYPE, nor with CALA_OPENBLAS_CORETYPE=keep;
+// CALA_OPENBLAS_CORETYPE=<core> forces that core. A build without dynamic cores keeps its own.
+void retarget(void* h, OpenBlas& ob) {
+    const char* user = std::getenv("OPENBLAS_CORETYPE");
+    const char* cala = std::getenv("CALA_OPENBLAS_CORETYPE");
+    const std::string setting = cala != nullptr && *cala != '\0' ? cala : "auto";
+    const std::string target = setting == "auto" ? openblas_core_advice(ob.core, read_cpu_info()) : setting;
+    if (target.empty() || setting == "keep" || user != nullptr || target == ob.core) {
+        if (setting == "auto") ob.advice = target;
+        return;
+    }
+    void (*quit)() = nullptr, (*init)() = nullptr;
+    const char* (*core)() = nullptr;
+    std::string missing;
+    bind(h, "gotoblas_dynamic_quit", quit, missing), bind(h, "gotoblas_dynamic_init", init, missing);
+    bind(h, "openblas_get_corename", core, missing);
+    if (!missing.empty()) {  // not a DYNAMIC_ARCH build: one core only
+        ob.advice = target;
+        return;
+    }
+    {
+        EnvScope type("OPENBLAS_CORETYPE", target.c_str());
+        quit();
+        init();
+    }
+    const std::string now = core();
+    if (now == ob.core) {  // (a core name this OpenBLAS does not know: its detection again)
+        ob.advice = setting == "auto" ? target : "";
+        return;
+    }
+    ob.own_core = ob.core;
+    ob.core = now;
+}
+
+std::unique_ptr<OpenBlas> open_library(const std::string& path, std::string& why) {
+    // A library the program already has (its libblas.so.3 may be this OpenBLAS) is shared as it
+    // is; one cala loads first starts without a thread pool of its own (OpenMP's build ignores
+    // it: it follows omp_get_max_threads() per call).
+    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    const bool held = h != nullptr;
+    if (!held) h = open_fresh(path);
+    if (h == nullptr) {
+        const char* e = dlerror();
+        why = e ? e : "dlopen failed";
+        return nullptr;
+    }
+    auto ob = std::make_unique<OpenBlas>();
+    ob->path = path;
+    if (const std::string missing = bind_all(h, *ob); !missing.empty()) {
         why = path + " has no " + missing + ": not an OpenBLAS";
         dlclose(h);
         return nullptr;
     }
-    ob->config = config();
-    ob->core = core();
-    ob->parallel = parallel();
+    retarget(h, *ob);
     return ob;  // never closed: its entry points may be in use until the process ends
 }
 
@@ -112,6 +159,13 @@ const OpenBlas* load_openblas(const std::string& path, std::string* why) {
         return nullptr;
     }
     return (loaded[path] = std::move(ob)).get();
+}
+
+const OpenBlas* held_openblas(const std::string& path) {
+    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (h == nullptr) return nullptr;
+    dlclose(h);  // (NOLOAD took a reference)
+    return load_openblas(path);
 }
 
 const OpenBlas* active_openblas() noexcept { return g_active.load(std::memory_order_acquire); }

@@ -22,7 +22,15 @@ namespace cala::kernels {
 struct OpenBlas {
     std::string path;    ///< as loaded (dlopen name or path)
     std::string config;  ///< openblas_get_config()
-    std::string core;    ///< openblas_get_corename(): the kernel set OpenBLAS picked
+    std::string core;    ///< openblas_get_corename(): the kernel set OpenBLAS runs
+    /// Where its own CPU detection fell back to kernels without AVX2 on a CPU with AVX2
+    /// (openblas_core_advice, arch.hpp) and cala ran its core selection again with
+    /// OPENBLAS_CORETYPE (for the whole process), or CALA_OPENBLAS_CORETYPE named a core: the core
+    /// it had picked. Empty otherwise.
+    std::string own_core;
+    /// Where it runs such kernels still (OPENBLAS_CORETYPE set by the user, CALA_OPENBLAS_CORETYPE
+    /// = keep, a build with one core): the OPENBLAS_CORETYPE that would fix it. Else empty.
+    std::string advice;
     int parallel = 0;    ///< openblas_get_parallel(): 0 serial, 1 pthreads, 2 OpenMP
 
     using cf = std::complex<float>;
@@ -58,8 +66,17 @@ std::string openblas_path();
 
 /// Loads OpenBLAS from `path` once per path (RTLD_NOW | RTLD_LOCAL; a library the program already
 /// has is shared, not loaded twice). nullptr when it cannot be loaded or lacks an entry point;
-/// `why` then says which.
+/// `why` then says which. Kernels without AVX2 on a CPU with AVX2 (its CPU detection does not know
+/// the CPU; Debian's OpenBLAS 0.3.21 on recent Xeons): unless OPENBLAS_CORETYPE is set or
+/// CALA_OPENBLAS_CORETYPE=keep, its core selection runs again with OPENBLAS_CORETYPE =
+/// openblas_core_advice(...) (CALA_OPENBLAS_CORETYPE=<core>: that one), for the whole process:
+/// the program's own BLAS and LAPACK calls too (OpenBlas::own_core says so); else
+/// OpenBlas::advice names the fix.
 const OpenBlas* load_openblas(const std::string& path, std::string* why = nullptr);
+
+/// The OpenBLAS at `path` where the program already holds it (its BLAS or LAPACK is OpenBLAS), else
+/// nullptr; loads nothing new.
+const OpenBlas* held_openblas(const std::string& path);
 
 /// The OpenBLAS cala's kernels run on, or nullptr (BLIS). Set at load (CALA_BLAS, arch.hpp).
 const OpenBlas* active_openblas() noexcept;

@@ -124,7 +124,8 @@ std::string child(const std::string& env) {
     char self[4096] = {};
     const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     REQUIRE(n > 0);
-    const std::string cmd = "env -u CALA_BLAS_ARCH -u BLIS_ARCH_TYPE -u CALA_BLAS -u CALA_OPENBLAS CALA_CACHE_DIR=" +
+    const std::string cmd = "env -u CALA_BLAS_ARCH -u BLIS_ARCH_TYPE -u CALA_BLAS -u CALA_OPENBLAS -u CALA_OPENBLAS_CORETYPE "
+                            "-u OPENBLAS_CORETYPE CALA_CACHE_DIR=" +
                             child_cache_dir() +
                             " CALA_TEST_PRINT_ARCH=1 " + env + " '" + self + "' 2>&1";
     FILE* p = popen(cmd.c_str(), "r");
@@ -565,4 +566,57 @@ TEST_CASE("the machine cache keeps values per CPU") {
     std::remove(path.c_str());
     rmdir(dir.c_str());
     unsetenv("CALA_CACHE_DIR");
+}
+
+TEST_CASE("OpenBLAS's core: kernels without AVX2 on a CPU with AVX2 get the core the CPU runs") {
+    using cala::kernels::openblas_core_advice;
+    const CpuInfo skx = avx512_cpu(CpuInfo::Vendor::Intel, 6, 207), hsw = avx2_cpu(CpuInfo::Vendor::Intel, 6, 63);
+    const CpuInfo zen3 = avx2_cpu(CpuInfo::Vendor::Amd, 25, 1), zen4 = avx512_cpu(CpuInfo::Vendor::Amd, 25, 17);
+    CpuInfo old = hsw;
+    old.avx2 = false;  // Sandy Bridge: AVX, no AVX2
+    // Debian's OpenBLAS 0.3.21 on an Emerald Rapids Xeon (family 6 model 207): Prescott.
+    CHECK(openblas_core_advice("Prescott", skx) == "SkylakeX");
+    CHECK(openblas_core_advice("prescott", skx) == "SkylakeX");
+    CHECK(openblas_core_advice("Nehalem", hsw) == "Haswell");
+    CHECK(openblas_core_advice("Sandybridge", zen3) == "Zen");
+    CHECK(openblas_core_advice("Core2", zen4) == "SkylakeX");
+    CHECK(openblas_core_advice("Barcelona", zen3) == "Zen");
+    // A core with AVX2 (or one OpenBLAS may name that this list does not know) stays.
+    for (const char* fine : {"Haswell", "Zen", "SkylakeX", "Cooperlake", "SapphireRapids", "Unknown", ""}) {
+        CAPTURE(fine);
+        CHECK(openblas_core_advice(fine, skx).empty());
+        CHECK(openblas_core_advice(fine, zen3).empty());
+    }
+    // A CPU without AVX2 and FMA: OpenBLAS's own choice is as good as any.
+    CHECK(openblas_core_advice("Prescott", old).empty());
+    CHECK(openblas_core_advice("Sandybridge", old).empty());
+}
+
+TEST_CASE("OpenBLAS's core: never left on kernels without AVX2 silently; CALA_OPENBLAS_CORETYPE forces or keeps") {
+    const CpuInfo cpu = cala::kernels::read_cpu_info();
+    std::string why;
+    const cala::kernels::OpenBlas* ob = cala::kernels::load_openblas(cala::kernels::openblas_path(), &why);
+    INFO("OpenBLAS (scripts/setup installs libopenblas0-openmp): ", why);
+    REQUIRE(ob != nullptr);
+    CAPTURE(ob->core);
+    CAPTURE(ob->own_core);
+    CAPTURE(ob->advice);
+    // Here: either on kernels the CPU should run, or the fix is named (a user's OPENBLAS_CORETYPE).
+    CHECK((cala::kernels::openblas_core_advice(ob->core, cpu).empty() || !ob->advice.empty()));
+    // Where cala chose the core, it is the advice for the one OpenBLAS picked.
+    if (!ob->own_core.empty() && std::getenv("CALA_OPENBLAS_CORETYPE") == nullptr)
+        CHECK(cala::kernels::openblas_core_advice(ob->own_core, cpu) == ob->core);
+    if (!cpu.has_avx2_fma()) return;
+    // Children with CALA_BLAS=openblas: a forced core (Haswell runs on any CPU with AVX2 and FMA),
+    // OpenBLAS's own (keep), and the user's OPENBLAS_CORETYPE, which cala leaves alone.
+    const std::string own = ob->own_core.empty() ? ob->core : ob->own_core;
+    const std::string forced = child("CALA_TEST_PRINT_LIBRARY=1 CALA_BLAS=openblas CALA_OPENBLAS_CORETYPE=Haswell");
+    const std::string keep = child("CALA_TEST_PRINT_LIBRARY=1 CALA_BLAS=openblas CALA_OPENBLAS_CORETYPE=keep");
+    const std::string user = child("CALA_TEST_PRINT_LIBRARY=1 CALA_BLAS=openblas OPENBLAS_CORETYPE=Haswell");
+    const std::string automatic = child("CALA_TEST_PRINT_LIBRARY=1 CALA_BLAS=openblas");
+    CHECK(forced == "library=openblas Haswell\n");
+    CHECK(keep == "library=openblas " + own + "\n");
+    CHECK(user == "library=openblas Haswell\n");
+    CHECK(automatic == "library=openblas " + ob->core + "\n");
+    std::filesystem::remove_all(child_cache_dir());
 }
