@@ -180,7 +180,7 @@ std::string machine_cache_get(const std::string& key);
 /// Whether the cache can be written (its folder exists or was made, and is writable).
 bool machine_cache_writable();
 /// The cache's keys of the library probe's two rates: BLIS on `set` measured beside the OpenBLAS at
-/// `path`, and that OpenBLAS.
+/// `path`, and that OpenBLAS (keyed on its path and, where the process holds it, the core it runs).
 std::array<std::string, 2> library_probe_keys(const std::string& set, const std::string& path);
 /// Sets keys in the cache (written to a temporary file, then renamed: ranks may race).
 void machine_cache_put(const std::vector<std::pair<std::string, std::string>>& values);

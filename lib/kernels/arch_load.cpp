@@ -185,7 +185,11 @@ void machine_cache_put(const std::vector<std::pair<std::string, std::string>>& v
 }
 
 std::array<std::string, 2> library_probe_keys(const std::string& set, const std::string& path) {
-    const std::string lib = "openblas_" + hash_hex(path).substr(0, 8);
+    // The core the process's OpenBLAS runs joins the key (a rate measured on other kernels, as
+    // before cala corrected them, is not this one's); one the probe's child loads itself is keyed
+    // on its path alone (its core follows from the CPU and the same rule).
+    const OpenBlas* held = held_openblas(path);
+    const std::string lib = "openblas_" + hash_hex(held != nullptr ? path + "|" + held->core : path).substr(0, 8);
     return {"dgemm_gflops_core_" + set + "_beside_" + lib, "dgemm_gflops_core_" + lib};
 }
 
