@@ -12,6 +12,7 @@
 
 #include "cala/resident.hpp"
 #include "support/helpers.hpp"
+#include "support/resident.hpp"
 
 using namespace cala;
 
@@ -30,15 +31,6 @@ void for_each_grid(const std::function<void(const Grid2D&)>& fn) {
     }
 }
 
-// A random host matrix and its resident copy on dev.
-template <class T>
-ResidentMatrix<T> random_resident(const Grid2D& g, const BlockCyclic& l, const ResidentDevice& dev) {
-    DistMatrix<T> h(g, l);
-    test::randomize(h.view());
-    ResidentMatrix<T> r(g, l, dev);
-    redistribute(Op::N, h.view(), r);
-    return r;
-}
 
 // op(x) of a column-major m x n array as a column-major array.
 template <class T>
@@ -114,10 +106,7 @@ TEST_CASE_TEMPLATE("redistribute between host and device layouts and between gri
 
 namespace {
 
-struct Case {
-    index_t m, n, k, mb_a, nb_a, mb_b, nb_b, mb_c, nb_c;
-    bool all_ops;
-};
+using Case = test::ResidentCase;
 
 const Case kCases[] = {
     {0, 5, 7, 2, 2, 2, 2, 2, 2, false},     // m = 0
@@ -139,8 +128,8 @@ void run_gemm_case(const Grid2D& g, const Case& s, Op oa, Op ob, bool beta_zero,
     const index_t bm = ob == Op::N ? s.k : s.n, bn = ob == Op::N ? s.n : s.k;
     const BlockCyclic la(am, an, s.mb_a, s.nb_a, g.p(), g.q()), lb(bm, bn, s.mb_b, s.nb_b, g.p(), g.q());
     const BlockCyclic lc(s.m, s.n, s.mb_c, s.nb_c, g.p(), g.q(), 0, g.q() - 1);
-    ResidentMatrix<T> a = random_resident<T>(g, la, dev), b = random_resident<T>(g, lb, dev);
-    ResidentMatrix<T> c = random_resident<T>(g, lc, dev);
+    ResidentMatrix<T> a = test::random_resident<T>(g, la, dev), b = test::random_resident<T>(g, lb, dev);
+    ResidentMatrix<T> c = test::random_resident<T>(g, lc, dev);
     if (beta_zero) c.fill(T(std::numeric_limits<real_t<T>>::quiet_NaN()));  // must not leak
     const T alpha(1.25), beta = beta_zero ? T(0) : T(-0.75);
     const auto ga = gather(a), gb = gather(b), gc = gather(c);
@@ -225,14 +214,14 @@ TEST_CASE("bad input: a clear cala::Error on every rank, C untouched") {
     for_each_grid([](const Grid2D& g) {
         const ResidentDevice dev = ResidentDevice::open("host", kCap), dev2 = ResidentDevice::open("host", kCap);
         const BlockCyclic l(9, 9, 2, 2, g.p(), g.q());
-        ResidentMatrix<T> a = random_resident<T>(g, l, dev), b = random_resident<T>(g, l, dev);
-        ResidentMatrix<T> c = random_resident<T>(g, l, dev);
+        ResidentMatrix<T> a = test::random_resident<T>(g, l, dev), b = test::random_resident<T>(g, l, dev);
+        ResidentMatrix<T> c = test::random_resident<T>(g, l, dev);
         const auto before = gather(c);
 
         // Mixed host and device operands; operands on two devices of one rank (the message is the
         // lowest failing rank's: device numbers differ between ranks).
-        ResidentMatrix<T> on_host = random_resident<T>(g, l, ResidentDevice{});
-        ResidentMatrix<T> elsewhere = random_resident<T>(g, l, dev2);
+        ResidentMatrix<T> on_host = test::random_resident<T>(g, l, ResidentDevice{});
+        ResidentMatrix<T> elsewhere = test::random_resident<T>(g, l, dev2);
         CHECK(test::fails_everywhere(g, "A lives on host memory but C on host#",
                                [&] { gemm(Op::N, Op::N, 1.0, on_host, b, 0.0, c); }));
         CHECK(test::fails_everywhere(g, "B lives on host#",
@@ -263,8 +252,8 @@ TEST_CASE("bad input: a clear cala::Error on every rank, C untouched") {
         // Operands that fit, a workspace that does not: op(A) = A^T moves A onto the device.
         const std::int64_t op_bytes = 3 * l.rows.local_size(g.row()) * l.cols.local_size(g.col()) * std::int64_t(sizeof(T));
         const ResidentDevice tight = ResidentDevice::open("host", std::max<std::int64_t>(op_bytes, 8));
-        ResidentMatrix<T> ta = random_resident<T>(g, l, tight), tb = random_resident<T>(g, l, tight);
-        ResidentMatrix<T> tc = random_resident<T>(g, l, tight);
+        ResidentMatrix<T> ta = test::random_resident<T>(g, l, tight), tb = test::random_resident<T>(g, l, tight);
+        ResidentMatrix<T> tc = test::random_resident<T>(g, l, tight);
         const auto tc_before = gather(tc);
         CHECK(test::fails_everywhere(g, "bytes of workspace on", [&] { gemm(Op::T, Op::N, 1.0, ta, tb, 0.0, tc); }));
         const auto tc_after = gather(tc);

@@ -11,6 +11,7 @@
 #include "cala/resident.hpp"
 #include "device/device.hpp"
 #include "support/helpers.hpp"
+#include "support/resident.hpp"
 
 using namespace cala;
 
@@ -18,14 +19,6 @@ namespace {
 
 constexpr std::int64_t kCap = std::int64_t{64} << 20;
 
-template <class T>
-ResidentMatrix<T> random_resident(const Grid2D& g, const BlockCyclic& l, const ResidentDevice& dev) {
-    DistMatrix<T> h(g, l);
-    test::randomize(h.view());
-    ResidentMatrix<T> r(g, l, dev);
-    redistribute(Op::N, h.view(), r);
-    return r;
-}
 
 // Every p x q x c shape with c >= 2 over at most `ranks` ranks, and the 2D ones 1 x 1 x 1 and
 // (on 3 or more ranks) 1 x 2 x 1 of a part of the ranks.
@@ -39,10 +32,7 @@ std::vector<Shape3D> shapes(int ranks) {
     return out;
 }
 
-struct Case {
-    index_t m, n, k, mb_a, nb_a, mb_b, nb_b, mb_c, nb_c;
-    bool all_ops;
-};
+using Case = test::ResidentCase;
 
 const Case kCases[] = {
     {1, 1, 1, 4, 4, 4, 4, 4, 4, false},
@@ -67,8 +57,8 @@ void run_case(const Grid2D& g, const Case& s, Op oa, Op ob, bool beta_zero, cons
     const index_t bm = ob == Op::N ? s.k : s.n, bn = ob == Op::N ? s.n : s.k;
     const BlockCyclic la(am, an, s.mb_a, s.nb_a, g.p(), g.q()), lb(bm, bn, s.mb_b, s.nb_b, g.p(), g.q(), g.p() - 1, 0);
     const BlockCyclic lc(s.m, s.n, s.mb_c, s.nb_c, g.p(), g.q(), 0, g.q() - 1);
-    ResidentMatrix<T> a = random_resident<T>(g, la, dev), b = random_resident<T>(g, lb, dev);
-    ResidentMatrix<T> c = random_resident<T>(g, lc, dev);
+    ResidentMatrix<T> a = test::random_resident<T>(g, la, dev), b = test::random_resident<T>(g, lb, dev);
+    ResidentMatrix<T> c = test::random_resident<T>(g, lc, dev);
     if (beta_zero) c.fill(T(std::numeric_limits<real_t<T>>::quiet_NaN()));  // must not leak
     const T alpha(1.25), beta = beta_zero ? T(0) : T(-0.75);
     const auto ga = gather(a), gb = gather(b), gc = gather(c);
@@ -189,7 +179,7 @@ TEST_CASE("resident 2.5D / 3D gemm: bad input is a clear cala::Error on every ra
     const Grid2D g = world_grid(GridOrder::RowMajor);
     const ResidentDevice dev = ResidentDevice::open("host", kCap);
     const BlockCyclic l(9, 9, 2, 2, g.p(), g.q());
-    ResidentMatrix<T> a = random_resident<T>(g, l, dev), b = random_resident<T>(g, l, dev), c = random_resident<T>(g, l, dev);
+    ResidentMatrix<T> a = test::random_resident<T>(g, l, dev), b = test::random_resident<T>(g, l, dev), c = test::random_resident<T>(g, l, dev);
     const auto before = gather(c);
     const int n = world.size();
     CHECK(test::fails_everywhere(g, "grid3d is 1 x 1 x " + std::to_string(n + 1) + ", not a grid of at most",
@@ -205,7 +195,7 @@ TEST_CASE("resident 2.5D / 3D gemm: bad input is a clear cala::Error on every ra
     const bool last = world.rank() == n - 1;
     const std::int64_t op_bytes = 3 * l.rows.local_size(g.row()) * l.cols.local_size(g.col()) * std::int64_t(sizeof(T));
     const ResidentDevice tight = ResidentDevice::open("host", last ? std::max<std::int64_t>(op_bytes, 8) : kCap);
-    ResidentMatrix<T> ta = random_resident<T>(g, l, tight), tb = random_resident<T>(g, l, tight), tc = random_resident<T>(g, l, tight);
+    ResidentMatrix<T> ta = test::random_resident<T>(g, l, tight), tb = test::random_resident<T>(g, l, tight), tc = test::random_resident<T>(g, l, tight);
     const auto tc_before = gather(tc);
     CHECK(test::fails_everywhere(g, "bytes of workspace on",
                                  [&] { gemm(Op::N, Op::N, 1.0, ta, tb, 0.0, tc, {.grid3d = {1, 1, n}}); }));
