@@ -221,7 +221,11 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
     if (!args.resident.empty()) {  // the matrix in device memory (bench/resident_potrf.cpp)
         const ResidentPotrfArgs r{.spec = args.resident, .transport = args.transport, .type = args.type, .uplo = args.uplo,
                                   .threads_from = args.threads_from, .lookahead = args.lookahead, .runs = args.runs,
-                                  .threads = args.threads, .max_device_mb = args.max_device_mb};
+                                  .threads = args.threads, .max_device_mb = args.max_device_mb,
+                                  .variant = args.variant == "auto" && g3.c > 0 ? CholeskyVariant::ReplPart
+                                             : args.variant == "auto"           ? CholeskyVariant::TwoD
+                                                                                : parse_variant(args.variant),
+                                  .grid3d = g3, .block_size = args.block_size};
         run_resident_potrf<T>(r, a0, [&](const DistMatrix<T>& f) { return probe_error<T>(uplo, a0, f, seed ^ 5); });
         return;
     }
@@ -316,8 +320,8 @@ void run_potrf(const PotrfArgs& args, int p, int q, Shape3D g3) {
         const bool resident = ranks > 1 && !streamed_device(args.devices, 1).empty() &&
                               max_over_ranks(device_traffic_total().h2d, comm) == 0;
         const Cost model =
-            resident ? resident_potrf_cost(uplo, a.layout(), {.lookahead = opts.lookahead == 0 ? 0 : 1}, grid.row(),
-                                           grid.col(), sizeof(T), is_complex_v<T>)
+            resident ? resident_potrf_cost(uplo, a.layout(), resident_potrf_options(opts), grid.row(), grid.col(),
+                                           sizeof(T), is_complex_v<T>, grid.order())
                      : potrf_cost(uplo, a.layout(), grid.order(), opts, grid.comm().rank(), sizeof(T), is_complex_v<T>);
         const std::int64_t words = tr.words(), recv = tr.words_recv;
         // The same rank's measured and modeled counts must agree; report the busiest rank.
@@ -401,11 +405,11 @@ void run(const PotrfArgs& in) {
             throw CLI::ValidationError(opt, why + " (cala-bench potrf --resident runs the resident Cholesky: one "
                                                   "device potrf on one rank, 2D on device tiles otherwise)");
         };
-        if (g3.c > 0) refuse("--grid", "is " + args.grid + ": a resident potrf has no 2.5D path");
-        if (args.variant != "auto" && args.variant != "2D") refuse("--variant", "is " + args.variant + ": only 2D is resident");
+        if (g3.c > 0 && args.variant == "2D") refuse("--grid", "is " + args.grid + ": a 2.5D grid is for Repl / ReplPart");
         if (!args.devices.empty()) refuse("--devices", "streams a host matrix through devices: not with --resident");
         if (args.compare != "none") refuse("--compare", "is " + args.compare + ": the reference of --resident is the in-core potrf on one device");
-        if (args.block_size > 0) refuse("--block-size", "converts layouts: the resident potrf works on A's own nb");
+        if (args.block_size > 0 && (args.variant == "2D" || (args.variant == "auto" && g3.c == 0)))
+            refuse("--block-size", "converts layouts: the resident 2D potrf works on A's own nb (the layered one takes it)");
         if (args.plan || args.count_only || !args.trace.empty() || args.delay > 0 || args.panel != "shared")
             refuse(args.plan ? "--plan" : args.count_only ? "--count-only" : !args.trace.empty() ? "--trace"
                    : args.delay > 0 ? "--delay" : "--panel", "belongs to the host potrf: not with --resident");

@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "cala/cholesky.hpp"
 #include "cala/gemm.hpp"
 #include "cala/matrix.hpp"
 #include "cala/types.hpp"
@@ -43,6 +44,9 @@ struct ResidentPotrfArgs {
     std::string type = "d", uplo = "L", threads_from;
     int lookahead = 1, runs = 5, threads = 1;
     double max_device_mb = 0;        ///< cap per rank's device, MiB (0: HostDevice sized to fit, CUDA its free memory)
+    CholeskyVariant variant = CholeskyVariant::TwoD;  ///< --variant: 2D, or the layered Repl / ReplPart
+    Shape3D grid3d = {};             ///< --grid PxQxH of the layered variants (zero: the planner's)
+    index_t block_size = 0;          ///< --block-size: tiles of the layered layout (0: nb)
 };
 
 /// cala::potrf on a resident copy of a0 (Hermitian positive definite, on the grid of MPI_COMM_WORLD)

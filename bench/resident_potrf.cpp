@@ -2,13 +2,15 @@
 // against the in-core Cholesky of the same matrix on one device, measured in the same run.
 //
 // cala-bench potrf --resident DEV -> cala::potrf(Uplo, ResidentMatrix&) (lib/resident: one
-//     Device::potrf on one rank, else the 2D right-looking algorithm on device tiles) ->
+//     Device::potrf on one rank, else the 2D right-looking algorithm on device tiles, or with
+//     --variant Repl | ReplPart [--grid PxQxH] the replicated-diagonal 2.5D one) ->
 //     Device::potrf / trsm / herk / gemm (CudaDevice: cuSOLVER, cuBLAS; HostDevice: LAPACK, BLIS)
 //   reference: rank 0's device alone on the whole matrix: cusolverDnXpotrf (cuda/potrf_reference,
 //     as `potrf --devices 0`) on a GPU; on a HostDevice its potrf (LAPACK) on device memory
 //
 //   cala-bench potrf --resident 0 --n 32768 --nb 1024 --runs 3                   (one GPU)
 //   mpiexec.mpich -n 2 cala-bench potrf --resident host --grid 1x2 --n 2048      (CI: HostDevice)
+//   mpiexec.mpich -n 4 cala-bench potrf --resident host --variant Repl --grid 1x2x2 --n 2048
 //
 // The reference runs on rank 0 while the others wait, before the resident matrix is allocated,
 // one warm-up and --runs timed runs (the matrix copied in before each, not timed). cala's runs:
@@ -105,7 +107,11 @@ void run_resident_potrf(const ResidentPotrfArgs& args, const DistMatrix<T>& a0,
     opts.transport = args.transport == "staged" ? PanelTransport::Staged
                      : args.transport == "nccl" ? PanelTransport::Nccl
                                                 : PanelTransport::Auto;
-    const Cost model = resident_potrf_cost(uplo, a0.layout(), opts, grid.row(), grid.col(), sizeof(T), is_complex_v<T>);
+    opts.variant = args.variant;
+    opts.grid3d = args.grid3d;
+    opts.block_size = args.block_size;
+    const Cost model =
+        resident_potrf_cost(uplo, a0.layout(), opts, grid.row(), grid.col(), sizeof(T), is_complex_v<T>, grid.order());
 
     // Every rank's device (HostDevice: the reference's matrix on rank 0, the local array, the slots).
     const std::string mine = entry_of(args.spec, comm.rank());
@@ -173,7 +179,8 @@ void run_resident_potrf(const ResidentPotrfArgs& args, const DistMatrix<T>& a0,
     const double eff = (flops / tc.median()) / (flops / ref_median);
     const int p = grid.p(), q = grid.q();
     nlohmann::ordered_json j = {
-        {"bench", "potrf"}, {"type", args.type}, {"uplo", args.uplo}, {"variant", p * q == 1 ? "one device potrf" : "2D"},
+        {"bench", "potrf"}, {"type", args.type}, {"uplo", args.uplo}, {"variant", p * q == 1 ? "one device potrf" : report.grid3d.c > 1 ? to_string(args.variant) : "2D"},
+        {"grid3d", std::to_string(report.grid3d.p) + "x" + std::to_string(report.grid3d.q) + "x" + std::to_string(report.grid3d.c)},
         {"variant_requested", "resident"}, {"n", n}, {"nb", nb}, {"grid", std::to_string(p) + "x" + std::to_string(q)},
         {"resident", args.spec}, {"device", dev.name()}, {"device_name", device_name(dev)},
         {"rank_devices", rank_devices}, {"device_cap_bytes", dev.budget_bytes()},

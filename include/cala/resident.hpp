@@ -274,6 +274,20 @@ struct ResidentPotrfOptions {
     int lookahead = 1;
     PanelTransport transport = PanelTransport::Auto;
     ResidentGemmReport* report = nullptr;  ///< filled when not null (device_bytes: the slots)
+    /// potrf only. TwoD (the default): the 2D algorithm on A's grid. Repl / ReplPart: the
+    /// replicated-diagonal 2.5D Cholesky of the host cala::potrf (CholeskyVariant) on the p x q x h
+    /// grid `grid3d` over A's ranks (layer t on ranks t·p·q .. (t+1)·p·q − 1, further ranks idle;
+    /// zero: the planner's grid), with the tiles in device memory: A moves into the layered
+    /// placement (nb x nb tiles: block_size, else A's nb), each step's diagonal tile and panel are
+    /// summed over the fibers, the solved panel goes to the layer(s) that update with it (Repl:
+    /// the whole panel to layer l mod h; ReplPart: a column slice to each), all of that through
+    /// host memory (MPI); inside a layer the panel travels as the 2D algorithm's (NCCL or staged).
+    /// Auto: the host planner (resolve_potrf) chooses 2D or a layered grid under
+    /// memory_limit_bytes; its machine model is the host's.
+    CholeskyVariant variant = CholeskyVariant::TwoD;
+    Shape3D grid3d = {};           ///< p x q x h of Repl / ReplPart (c is h); zero: the planner's
+    index_t block_size = 0;        ///< tile size of the layered layout; 0: A's nb (or the planner's)
+    std::int64_t memory_limit_bytes = 0;  ///< the planner's limit (host workspace per rank); 0: none
 };
 
 /// Cholesky factorization of the Hermitian positive definite matrix A in device memory: A = L·Lᴴ
@@ -291,18 +305,31 @@ struct ResidentPotrfOptions {
 /// A layout without square tiles aligned with the diagonal (mb != nb) is redistributed on the
 /// device into nb x nb tiles and back (staged, counted in the traffic and in the model); on one
 /// rank it is factored as it is.
-/// @pre A square, on the same kind of memory on every rank; the slots (and a converted copy) fit
-///      the device (otherwise cala::Error on every rank, A untouched). A in host memory on every
-///      rank: cala::potrf on its host view.
+/// With ResidentPotrfOptions::variant Repl / ReplPart (or Auto choosing them): the
+/// replicated-diagonal 2.5D schedule on a p x q x h grid (above); the device then holds this
+/// rank's full layer share and the slots, the report names the grid.
+/// @pre A square, on the same kind of memory on every rank; the slots (and a converted copy, or
+///      the layer share) fit the device (otherwise cala::Error on every rank, A untouched). A in
+///      host memory on every rank: cala::potrf on its host view (with the layered variant and
+///      grid where those options name one).
 template <class T>
 index_t potrf(Uplo uplo, ResidentMatrix<T>& a, const ResidentPotrfOptions& opts = {});
+
+/// The resident options cala::potrf (host matrix, `devices` naming one device on several ranks)
+/// runs with: its lookahead (0 or 1), and its variant, grid3d, block_size and memory limit where
+/// the variant is Repl or ReplPart (Auto and TwoD: the resident 2D algorithm).
+ResidentPotrfOptions resident_potrf_options(const CholeskyOptions& o);
 
 /// Exact words and messages process (row, col) moves in the resident potrf above on device
 /// memory (either transport), flops, and extra_bytes: its device slots (no host workspace but
 /// the staged transport's host copies of them), with the conversion of a layout whose tiles are
 /// not square (its redistributions and the converted copy). Independent of the matrix's values.
+/// Layered (Repl / ReplPart): cala::potrf_cost's words and messages on the same plan (message
+/// for message: the conversions into and out of the layered placement, the fiber sums, the
+/// panel's moves), extra_bytes the device's layer share and slots; order: how A's grid numbers
+/// its ranks (which rank is (row, col), and so its layer).
 Cost resident_potrf_cost(Uplo uplo, const BlockCyclic& a, const ResidentPotrfOptions& opts, int row, int col,
-                         std::size_t elem_size, bool is_complex);
+                         std::size_t elem_size, bool is_complex, GridOrder order = GridOrder::RowMajor);
 
 /// Solves A·X = B with the Cholesky factor of resident potrf(uplo, A): B := A⁻¹·B, A n x n (L·Lᴴ
 /// in its lower triangle, or Uᴴ·U in its upper one), B n x nrhs overwritten by X, both on the

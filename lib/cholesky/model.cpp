@@ -176,7 +176,7 @@ LoopTotals engine_cost(const CholGeom& g, int me, int r, int c, bool cplx, const
 }  // namespace
 
 Cost potrf_plan_cost(const CholPlan& plan, Uplo uplo, const BlockCyclic& a, GridOrder order, int rank,
-                     std::size_t elem, bool cplx, const DeviceGemmOptions* dev = nullptr) {
+                     std::size_t elem, bool cplx, const DeviceGemmOptions* dev) {
     (void)uplo;
     Cost cost;
     std::int64_t convert_words = 0, convert_recv = 0, convert_msgs = 0, convert_store = 0, redist_peak = 0;

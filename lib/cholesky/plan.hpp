@@ -8,6 +8,10 @@
 #include "cholesky/geometry.hpp"
 #include "matrix/redist_plan.hpp"
 
+namespace cala {
+struct DeviceGemmOptions;
+}
+
 namespace cala::detail {
 
 struct CholPlan {
@@ -32,6 +36,11 @@ int chol_delay(const CholeskyOptions& opts, index_t nb, int h);
 /// The plan for these arguments on `nranks` ranks (the variant and grid come from `opts`;
 /// CholeskyVariant::Auto must have been resolved by the planner into opts.variant/grid3d).
 CholPlan make_chol_plan(Uplo uplo, const BlockCyclic& a, int nranks, const CholeskyOptions& opts);
+
+/// Exact cost of running `plan` on rank `rank` (its place given by `order`): the conversions and
+/// the engine's schedule (model.cpp); extra_bytes its host workspace. dev: the update's units.
+Cost potrf_plan_cost(const CholPlan& plan, Uplo uplo, const BlockCyclic& a, GridOrder order, int rank,
+                     std::size_t elem, bool cplx, const DeviceGemmOptions* dev = nullptr);
 
 /// Where the layered (2.5D) input lives between the conversion and the copy into each layer's
 /// full share: block row i on layer home(i), as a virtual (h·p) x q grid over the ranks.

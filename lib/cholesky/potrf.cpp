@@ -182,6 +182,23 @@ std::string streamed_device(const Comm& comm, const CholeskyOptions& o) {
     return items.size() == 1 && items.front() != "cpu" ? items.front() : std::string{};
 }
 
+}  // namespace
+}  // namespace detail
+
+ResidentPotrfOptions resident_potrf_options(const CholeskyOptions& o) {
+    ResidentPotrfOptions r{.lookahead = o.lookahead == 0 ? 0 : 1};
+    if (o.variant == CholeskyVariant::Repl || o.variant == CholeskyVariant::ReplPart) {
+        r.variant = o.variant;
+        r.grid3d = o.grid3d;
+        r.block_size = o.block_size;
+        r.memory_limit_bytes = o.memory_limit_bytes;
+    }
+    return r;
+}
+
+namespace detail {
+namespace {
+
 // More than one rank and one device named (not "cpu", not a list): every rank's local array goes
 // to that device, the resident Cholesky (lib/resident: NCCL or MPI-staged panels, cuSOLVER /
 // cuBLAS on the tiles) factors it there, and it comes back. -1 where the device cannot hold the
@@ -202,7 +219,7 @@ index_t potrf_resident(Uplo uplo, const MatrixRef<T>& a, const CholeskyOptions& 
     r->from_host(a.data(), a.ld());
     index_t info = 0;
     try {
-        info = cala::potrf<T>(uplo, *r, ResidentPotrfOptions{.lookahead = o.lookahead == 0 ? 0 : 1});
+        info = cala::potrf<T>(uplo, *r, resident_potrf_options(o));
     } catch (const Error&) {  // the slots did not fit (every rank, before anything changed)
         return -1;
     }

@@ -27,9 +27,8 @@ namespace {
 template <class T>
 class Engine {
 public:
-    Engine(bool upper, const Side<T>& a, bool nccl, int ordinal)
-        : up_(upper), a_(a), dev_(*a.dev), g_(res_potrf_geom(upper, a.layout, a.grid->row(), a.grid->col())),
-          mover_(dev_, *a.grid, nccl, ordinal), sl_(g_.slots()), dslot_(dev_, sl_.diag), rslot_(dev_, 2 * sl_.rows),
+    Engine(bool upper, const ResPotrfGeom& g, const Side<T>& a, const Comm* fiber, bool nccl, int ordinal)
+        : up_(upper), a_(a), dev_(*a.dev), g_(g), fiber_(fiber), mover_(dev_, *a.grid, nccl, ordinal), sl_(g_.slots()), dslot_(dev_, sl_.diag), rslot_(dev_, 2 * sl_.rows),
           cslot_(dev_, 2 * sl_.cols), dhost_(nccl ? 0 : sl_.diag), rhost_(nccl ? 0 : 2 * sl_.rows),
           chost_(nccl ? 0 : 2 * sl_.cols) {}
 
@@ -68,12 +67,15 @@ private:
         return {d, h, count, root, virtual_row != up_};
     }
 
-    // Steps 1-4 of step l: factor, send down, solve, post the row broadcast.
+    // Steps 1-4 of step l: factor, send down, solve, post the row broadcast (layered: the
+    // diagonal tile and the panel summed over the fiber first, the solved panel to the layer
+    // that updates with it after).
     void panel(index_t l) {
-        const index_t b = g_.size(l);
+        const index_t b = g_.size(l), w = g_.width(l);
         const device::Scalar s = device::scalar_of<T>();
-        const bool in_col = g_.c == g_.co(l), diag = in_col && g_.r == g_.ro(l);
+        const bool in_col = g_.c == g_.co(l), diag = in_col && g_.r == g_.ro(l), layered = g_.h > 1;
         T* d = diag ? loc(g_.xr(l), g_.yc(l)) : nullptr;
+        if (diag && layered) fiber_allreduce(d, b);
         if (diag) dev_.potrf(s, !up_, b, d, a_.ld, g_.start(l));
         const T* lp = d;
         index_t ldl = a_.ld;
@@ -85,23 +87,117 @@ private:
         }
         mover_.post(std::move(dp));
         mover_.wait_front();
-        // The panel rows of this virtual row: solved in place on column co(l), a slot elsewhere.
+        // The panel rows of this virtual row: solved in place on column co(l), a slot elsewhere
+        // (layered: the slot everywhere, assembled from the home layers' tiles).
         const index_t x0 = g_.x0(l), nrows = g_.nrows(l);
         T* rs = rslot_.data() + (l % 2) * sl_.rows;
         T* rh = rhost_.data() ? rhost_.data() + (l % 2) * sl_.rows : nullptr;
-        if (in_col && nrows > 0) {
+        const T one(1);
+        if (in_col && layered) {
+            const auto mine = g_.panel_rows(l, g_.r, g_.me);
+            reduce_panel(l);
+            for (index_t i : mine)
+                dev_.trsm(s, false, true, Op::C, false, g_.size(i), b, &one, lp, ldl, loc(g_.xr(i), g_.yc(l)), a_.ld);
+            distribute(l, mine, rs);
+        } else if (in_col && nrows > 0) {
             T* x = loc(x0, g_.yc(l));
-            const T one(1);
             if (up_) dev_.trsm(s, true, false, Op::C, false, b, nrows, &one, lp, ldl, x, a_.ld);
             else dev_.trsm(s, false, true, Op::C, false, nrows, b, &one, lp, ldl, x, a_.ld);
         }
-        next_ = Panel{l, b, x0, nrows, in_col ? loc(x0, g_.yc(l)) : rs, in_col ? a_.ld : ld_of(nrows, b)};
+        const bool in_place = in_col && !layered;
+        next_ = Panel{l, w, x0, nrows, in_place ? loc(x0, g_.yc(l)) : rs, in_place ? a_.ld : ld_of(nrows, w)};
         std::vector<Piece<T>> rp;
         if (g_.row_travels(l)) {
-            if (in_col) copy(rs, ld_of(nrows, b), next_.r, next_.ldr, nrows, b);
-            rp.push_back(piece(rs, rh, nrows * b, g_.co(l), true));
+            if (in_place) copy(rs, ld_of(nrows, b), next_.r, next_.ldr, nrows, b);
+            rp.push_back(piece(rs, rh, nrows * w, g_.co(l), true));
         }
         mover_.post(std::move(rp));
+    }
+
+    // Layered step A: the diagonal tile d (b x b) summed over the fiber, through host memory.
+    void fiber_allreduce(T* d, index_t b) {
+        Buffer<T> h = to_host(dev_, static_cast<const T*>(d), a_.ld, b, b);
+        fiber_->iallreduce_sum(h.data(), b * b).wait();
+        to_device(dev_, d, a_.ld, h.data(), b, b);
+    }
+
+    // Layered step D: the partial sums of the panel tiles of my process row reduced onto their
+    // home layers (one message per home layer), through host memory.
+    void reduce_panel(index_t l) {
+        const index_t b = g_.size(l);
+        std::vector<Buffer<T>> bufs(static_cast<std::size_t>(g_.h));
+        std::vector<std::vector<index_t>> tiles(static_cast<std::size_t>(g_.h));
+        for (int t = 0; t < g_.h; ++t) {
+            tiles[t] = g_.panel_rows(l, g_.r, t);
+            bufs[t] = Buffer<T>(g_.rows_of(tiles[t]) * b);
+            move_tiles(tiles[t], l, 0, b, bufs[t].data(), true);
+        }
+        dev_.synchronize();
+        std::vector<Request> reqs;
+        for (int t = 0; t < g_.h; ++t)
+            if (!tiles[t].empty())
+                reqs.push_back(fiber_->ireduce_sum(bufs[t].data(), bufs[t].data(), bufs[t].size(), t));
+        wait_all(reqs);
+        move_tiles(tiles[g_.me], l, 0, b, bufs[g_.me].data(), false);
+        dev_.synchronize();
+    }
+
+    // Layered step F: my solved tiles' column slices to the layers that update with them; on
+    // this layer, when it updates, the panel of my process row assembled in rs (ld nrows) from
+    // my tiles and what the other home layers send.
+    void distribute(index_t l, const std::vector<index_t>& mine, T* rs) {
+        const int h = g_.h;
+        std::vector<Buffer<T>> out(static_cast<std::size_t>(h)), in(static_cast<std::size_t>(h));
+        const index_t mrows = g_.rows_of(mine);
+        for (int t = 0; t < h && mrows > 0; ++t) {
+            const auto [a0, a1] = g_.slice(l, t);
+            if (t == g_.me || a1 == a0) continue;
+            out[t] = Buffer<T>(mrows * (a1 - a0));
+            move_tiles(mine, l, a0, a1 - a0, out[t].data(), true);
+        }
+        dev_.synchronize();
+        std::vector<Request> reqs;
+        for (int t = 0; t < h; ++t)
+            if (out[t].size() > 0) reqs.push_back(fiber_->isend(out[t].data(), out[t].size(), t, 71));
+        const auto [s0, s1] = g_.slice(l, g_.me);
+        const index_t w = s1 - s0;
+        if (w > 0)
+            for (int t = 0; t < h; ++t) {
+                const index_t rows = g_.rows_of(g_.panel_rows(l, g_.r, t));
+                if (t == g_.me || rows == 0) continue;
+                in[t] = Buffer<T>(rows * w);
+                reqs.push_back(fiber_->irecv(in[t].data(), in[t].size(), t, 71));
+            }
+        wait_all(reqs);
+        if (w == 0) return;
+        const index_t nrows = g_.nrows(l);
+        std::vector<index_t> off(static_cast<std::size_t>(h), 0);
+        for (index_t i = l + 1; i < g_.mt(); ++i) {
+            if (g_.ro(i) != g_.r) continue;
+            const int t = g_.home(i);
+            const index_t bi = g_.size(i);
+            T* dst = rs + (g_.xr(i) - g_.x0(l));
+            if (t == g_.me) copy(dst, nrows, loc(g_.xr(i), g_.yc(l) + s0), a_.ld, bi, w);
+            else {
+                const index_t rows_t = static_cast<index_t>(in[t].size()) / w;
+                dev_.copy_to_device(copy2d(dst, nrows, static_cast<const T*>(in[t].data() + off[t]), rows_t, bi, w));
+                off[t] += bi;
+            }
+        }
+        dev_.synchronize();
+    }
+
+    // Columns [c0, c0 + nc) of the tiles (tl, l) into host memory at buf, stacked (ld: their
+    // rows), or (to_host false) back from it into the tiles (asynchronous: synchronize after).
+    void move_tiles(const std::vector<index_t>& tl, index_t l, index_t c0, index_t nc, T* buf, bool out) {
+        const index_t ld = std::max<index_t>(1, g_.rows_of(tl));
+        index_t at = 0;
+        for (index_t i : tl) {
+            T* t = loc(g_.xr(i), g_.yc(l) + c0);
+            if (out) dev_.copy_to_host(copy2d(buf + at, ld, static_cast<const T*>(t), a_.ld, g_.size(i), nc));
+            else dev_.copy_to_device(copy2d(t, a_.ld, static_cast<const T*>(buf + at), ld, g_.size(i), nc));
+            at += g_.size(i);
+        }
     }
 
     // Step 5 of step l: its row broadcast landed; the column pieces go down (packed from the
@@ -112,7 +208,7 @@ private:
         const index_t b = pn_.b;
         group_.assign(static_cast<std::size_t>(g_.vp()), nullptr);
         std::vector<Piece<T>> cp;
-        if (g_.vp() > 1) {
+        if (g_.vp() > 1 && b > 0) {
             index_t off = 0;
             T* cs = cslot_.data() + (l % 2) * sl_.cols;
             T* ch = chost_.data() ? chost_.data() + (l % 2) * sl_.cols : nullptr;
@@ -157,8 +253,8 @@ private:
         const device::Scalar s = device::scalar_of<T>();
         const real_t<T> rm(-1), rone(1);
         const T m1(-1), one(1);
-        const index_t b = pn_.b;
-        for (index_t j = std::max(j0, l + 1); j < std::min(j1, g_.mt()); ++j) {
+        const index_t b = pn_.b;  // (layered: this layer's slice of the panel; 0: no update here)
+        for (index_t j = std::max(j0, l + 1); b > 0 && j < std::min(j1, g_.mt()); ++j) {
             if (g_.co(j) != g_.c) continue;
             index_t fi = j;
             while (fi < g_.mt() && g_.ro(fi) != g_.r) ++fi;
@@ -185,7 +281,7 @@ private:
     }
 
     struct Panel {
-        index_t l = 0, b = 0, x0 = 0, nrows = 0;
+        index_t l = 0, b = 0, x0 = 0, nrows = 0;  // b: the panel's columns (layered: this layer's slice)
         T* r = nullptr;  // the panel rows (virtual nrows x b)
         index_t ldr = 1;
     };
@@ -194,6 +290,7 @@ private:
     Side<T> a_;
     device::Device& dev_;
     ResPotrfGeom g_;
+    const Comm* fiber_;  // layered: the fiber through (row, col); else null
     PanelMover<T> mover_;
     ResPotrfGeom::Slots sl_;
     DeviceArray<T> dslot_, rslot_, cslot_;
@@ -206,13 +303,24 @@ private:
 
 template <class T>
 index_t resident_potrf_2d(bool upper, const Side<T>& a, int lookahead, bool nccl, int ordinal) {
-    Engine<T> e(upper, a, nccl, ordinal);
+    Engine<T> e(upper, res_potrf_geom(upper, a.layout, a.grid->row(), a.grid->col()), a, nullptr, nccl, ordinal);
     const index_t info = e.run(lookahead);
     a.dev->synchronize();
     return info;
 }
 
-#define CALA_INST(T) template index_t resident_potrf_2d<T>(bool, const Side<T>&, int, bool, int);
+template <class T>
+index_t resident_potrf_layer(const ResPotrfGeom& g, const Side<T>& a, const Comm& fiber, int lookahead, bool nccl,
+                             int ordinal) {
+    Engine<T> e(false, g, a, &fiber, nccl, ordinal);
+    const index_t info = e.run(lookahead);
+    a.dev->synchronize();
+    return info;
+}
+
+#define CALA_INST(T)                                                                     \
+    template index_t resident_potrf_2d<T>(bool, const Side<T>&, int, bool, int);          \
+    template index_t resident_potrf_layer<T>(const ResPotrfGeom&, const Side<T>&, const Comm&, int, bool, int);
 CALA_FOR_EACH_TYPE(CALA_INST)
 
 }  // namespace cala::detail

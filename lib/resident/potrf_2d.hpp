@@ -14,4 +14,12 @@ namespace cala::detail {
 template <class T>
 index_t resident_potrf_2d(bool upper, const Side<T>& a, int lookahead, bool nccl, int ordinal);
 
+/// The same on one layer of the replicated-diagonal 2.5D schedule (g.h > 1, Lower; g: the
+/// layer's geometry, lib/resident/potrf_25d.cpp): a holds this rank's full share of its layer
+/// (the home block rows, partial sums elsewhere); the fiber sums and the solved panel's moves
+/// between layers go over `fiber` through host memory (MPI), as cala::potrf's host engine.
+template <class T>
+index_t resident_potrf_layer(const ResPotrfGeom& g, const Side<T>& a, const Comm& fiber, int lookahead, bool nccl,
+                             int ordinal);
+
 }  // namespace cala::detail

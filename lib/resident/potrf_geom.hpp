@@ -22,42 +22,34 @@
 
 namespace cala::detail {
 
-struct ResPotrfGeom {
-    Dist1D vr, vc;  ///< virtual rows (the panel's dimension) and columns
+struct ResPotrfGeom : CholGeom {
+    // CholGeom's rows and cols are the virtual rows (the panel's dimension) and columns; with
+    // h > 1 (the replicated-diagonal 2.5D schedule, lib/resident/potrf_25d.cpp: Lower only)
+    // they are each layer's p x q layout and `me` this rank's layer.
     int r = 0, c = 0;  ///< this rank's virtual row and column
+    int me = 0;        ///< this rank's layer
 
-    int vp() const noexcept { return vr.nprocs; }
-    int vq() const noexcept { return vc.nprocs; }
-    index_t mt() const noexcept { return vr.num_blocks(); }
-    index_t start(index_t i) const noexcept { return vr.block_start(i); }
-    index_t size(index_t i) const noexcept { return vr.block_size(i); }
-    int ro(index_t i) const noexcept { return vr.block_owner(i); }
-    int co(index_t j) const noexcept { return vc.block_owner(j); }
+    int vp() const noexcept { return p(); }
+    int vq() const noexcept { return q(); }
     /// Local virtual row / column offset of tile i (an owner's).
-    index_t xr(index_t i) const noexcept { return vr.local_before(start(i), r); }
-    index_t yc(index_t j) const noexcept { return vc.local_before(vc.block_start(j), c); }
-    index_t rows_loc() const noexcept { return vr.local_size(r); }
+    index_t xr(index_t i) const noexcept { return rows.local_before(start(i), r); }
+    index_t yc(index_t j) const noexcept { return cols.local_before(cols.block_start(j), c); }
+    index_t rows_loc() const noexcept { return rows.local_size(r); }
     /// Rows of my panel tiles of step l (tiles i > l of my virtual row), and where they start.
     index_t x0(index_t l) const noexcept { return l + 1 < mt() ? xr(l + 1) : rows_loc(); }
     index_t nrows(index_t l) const noexcept { return rows_loc() - x0(l); }
-    /// Tiles j > l of virtual column `col` whose rows are rp: what (rp, col) sends down in step 5.
-    std::vector<index_t> column_tiles(index_t l, int rp, int col) const {
-        std::vector<index_t> out;
-        for (index_t j = l + 1; j < mt(); ++j)
-            if (ro(j) == rp && co(j) == col) out.push_back(j);
-        return out;
-    }
-    index_t rows_of(const std::vector<index_t>& t) const noexcept {
-        index_t s = 0;
-        for (index_t i : t) s += size(i);
-        return s;
+    /// Columns of tile column l this layer updates with (all of them on one layer).
+    index_t width(index_t l) const noexcept {
+        const auto [s0, s1] = slice(l, me);
+        return s1 - s0;
     }
     /// Whether step 2, 4 travel on this rank's communicators (the same on all of them).
-    bool diag_travels(index_t l) const noexcept { return vp() > 1 && l + 1 < mt() && c == co(l); }
-    bool row_travels(index_t l) const noexcept { return vq() > 1 && nrows(l) > 0; }
+    bool diag_travels(index_t l) const noexcept { return vp() > 1 && c == co(l) && layer_solves(l, me); }
+    bool row_travels(index_t l) const noexcept { return vq() > 1 && nrows(l) > 0 && width(l) > 0; }
 
-    /// Device slots in elements: L(l, l) (vp > 1), two panels of my rows (vq > 1), two sets of
-    /// the column pieces of my columns (vp > 1); each the largest over the steps.
+    /// Device slots in elements: L(l, l) (vp > 1), two panels of my rows (vq > 1, or h > 1: the
+    /// assembled panel), two sets of the column pieces of my columns (vp > 1); each the largest
+    /// over the steps.
     struct Slots {
         index_t diag = 0, rows = 0, cols = 0;
         index_t total() const noexcept { return diag + 2 * rows + 2 * cols; }
@@ -65,15 +57,15 @@ struct ResPotrfGeom {
     Slots slots() const {
         Slots s;
         for (index_t l = 0; l < mt(); ++l) {
-            const index_t b = size(l);
+            const index_t b = size(l), w = width(l);
             if (vp() > 1) {
-                s.diag = std::max(s.diag, b * b);
+                if (c == co(l) && layer_solves(l, me)) s.diag = std::max(s.diag, b * b);
                 index_t cols = 0;
                 for (index_t j = l + 1; j < mt(); ++j)
                     if (co(j) == c) cols += size(j);
-                s.cols = std::max(s.cols, cols * b);
+                s.cols = std::max(s.cols, cols * w);
             }
-            if (vq() > 1) s.rows = std::max(s.rows, nrows(l) * b);
+            if (vq() > 1 || h > 1) s.rows = std::max(s.rows, nrows(l) * w);
         }
         return s;
     }
@@ -90,8 +82,8 @@ inline BlockCyclic res_potrf_layout(const BlockCyclic& a) {
 /// The geometry of process (row, col) for Uplo `upper` on layout a (square tiles, aligned).
 inline ResPotrfGeom res_potrf_geom(bool upper, const BlockCyclic& a, int row, int col) {
     ResPotrfGeom g;
-    g.vr = upper ? a.cols : a.rows;
-    g.vc = upper ? a.rows : a.cols;
+    g.rows = upper ? a.cols : a.rows;
+    g.cols = upper ? a.rows : a.cols;
     g.r = upper ? col : row;
     g.c = upper ? row : col;
     return g;

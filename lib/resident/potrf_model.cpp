@@ -4,20 +4,34 @@
 
 #include "cala/resident.hpp"
 #include "cholesky/plan.hpp"
+#include "cholesky/planner.hpp"
 #include "core/check.hpp"
 #include "model/costs.hpp"
+#include "resident/potrf_25d.hpp"
 #include "resident/potrf_geom.hpp"
 
 namespace cala {
 
 Cost resident_potrf_cost(Uplo uplo, const BlockCyclic& a, const ResidentPotrfOptions& opts, int row, int col,
-                         std::size_t elem_size, bool is_complex) {
-    (void)opts;  // lookahead and transport change no message
-    using detail::cat;
+                         std::size_t elem_size, bool is_complex, GridOrder order) {
+    using detail::cat;  // (lookahead and transport change no message)
     if (a.m() != a.n()) throw Error(cat("resident_potrf_cost: A must be square, got ", a.m(), " x ", a.n()));
     if (row < 0 || row >= a.p() || col < 0 || col >= a.q())
         throw Error(cat("resident_potrf_cost: process (", row, ", ", col, ") is outside the ", a.p(), " x ", a.q(),
                         " grid"));
+    if (opts.variant != CholeskyVariant::TwoD && a.m() > 0 && a.p() * a.q() > 1) {
+        const CholeskyOptions co{.variant = opts.variant, .lookahead = opts.lookahead, .grid3d = opts.grid3d,
+                                 .block_size = opts.block_size, .memory_limit_bytes = opts.memory_limit_bytes};
+        detail::check_potrf_model("resident_potrf_cost", uplo, a, co, elem_size);
+        const CholeskyOptions r = detail::resolve_potrf(uplo, a, order, co, elem_size, is_complex);
+        if (r.variant != CholeskyVariant::TwoD) {  // layered: the host's model on the same plan
+            const detail::CholPlan plan = detail::make_chol_plan(uplo, a, a.p() * a.q(), r);
+            const int rank = order == GridOrder::RowMajor ? row * a.q() + col : col * a.p() + row;
+            Cost cost = detail::potrf_plan_cost(plan, uplo, a, order, rank, elem_size, is_complex);
+            cost.extra_bytes = detail::resident_potrf_workspace_25d(plan, rank) * static_cast<std::int64_t>(elem_size);
+            return cost;
+        }
+    }
     const BlockCyclic wl = detail::res_potrf_layout(a);
     const auto g = detail::res_potrf_geom(uplo == Uplo::Upper, wl, row, col);
     Cost cost;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cala/resident.hpp"
+#include "core/workspace.hpp"
 #include "device/device.hpp"
 #include "gemm/plan.hpp"
 
@@ -58,6 +59,26 @@ private:
     std::int64_t bytes_;
     T* p_ = nullptr;
 };
+
+/// A local array (rows x cols, leading dimension ld) of device memory copied into host memory
+/// (the device's earlier operations complete first).
+template <class T>
+Buffer<T> to_host(device::Device& dev, const T* data, index_t ld, index_t rows, index_t cols) {
+    Buffer<T> h(rows * cols);
+    if (rows > 0 && cols > 0) {
+        dev.copy_to_host(copy2d(h.data(), rows, data, ld, rows, cols));
+        dev.synchronize();
+    }
+    return h;
+}
+
+/// rows x cols of host memory (leading dimension rows) into a device local array; complete on return.
+template <class T>
+void to_device(device::Device& dev, T* data, index_t ld, const T* host, index_t rows, index_t cols) {
+    if (rows == 0 || cols == 0) return;
+    dev.copy_to_device(copy2d(data, ld, host, std::max<index_t>(rows, 1), rows, cols));
+    dev.synchronize();
+}
 
 /// Empty when src and dst can be redistributed (op(src) has dst's shape, layouts fit their
 /// grids, the grids' communicators are congruent), else a message naming the argument.

@@ -38,24 +38,6 @@ Where where(const Plan3D& plan, int rank) {
     return {true, rank / (g.p * g.q), rank % (g.p * g.q) / g.q, rank % g.q};
 }
 
-// A local array (rows x cols, leading dimension ld) of device memory copied into host memory.
-template <class T>
-Buffer<T> to_host(device::Device& dev, const T* data, index_t ld, index_t rows, index_t cols) {
-    Buffer<T> h(rows * cols);
-    if (rows > 0 && cols > 0) {
-        dev.copy_to_host(copy2d(h.data(), rows, data, ld, rows, cols));
-        dev.synchronize();
-    }
-    return h;
-}
-
-template <class T>
-void to_device(device::Device& dev, T* data, index_t ld, const T* host, index_t rows, index_t cols) {
-    if (rows == 0 || cols == 0) return;
-    dev.copy_to_device(copy2d(data, ld, host, std::max<index_t>(rows, 1), rows, cols));
-    dev.synchronize();
-}
-
 // The user's operand moved into operand x's placement on this rank's layer (layout ll), in
 // device memory; replicated operands go to layer 0 and are broadcast along the fibers.
 template <class T>

@@ -2,8 +2,8 @@
 // enough (NCCL), else ranks sharing GPUs (the staged path, NCCL's refusal avoided and said).
 // Results against the same product on HostDevice memory, traffic == resident_gemm_cost on every
 // rank, a cap exceeded on one rank fails on all; resident potrf (one cusolverDnXpotrf on one
-// rank, 2D on device tiles on two) against HostDevice memory and resident_potrf_cost; resident trsm,
-// herk and syrk the same way. Exits 77 (meson: skipped) without a GPU.
+// rank, 2D on device tiles on two, and 2.5D on 1 x 1 x 2) against HostDevice memory and
+// resident_potrf_cost; resident trsm, herk and syrk the same way. Exits 77 (meson: skipped) without a GPU.
 // (run as: mpiexec.mpich -n N test_resident_cuda, N in {1, 2})
 
 #define DOCTEST_CONFIG_IMPLEMENT
@@ -105,7 +105,7 @@ TEST_CASE_TEMPLATE("resident gemm on CUDA devices matches HostDevice memory and 
 namespace {
 
 template <class T>
-void potrf_case(const Grid2D& g, const ResidentDevice& gpu, Uplo uplo, PanelTransport transport) {
+void potrf_case(const Grid2D& g, const ResidentDevice& gpu, Uplo uplo, PanelTransport transport, Shape3D layers = {}) {
     const index_t n = 389, nb = 64;  // nb does not divide n
     const ResidentDevice host = ResidentDevice::open("host", std::int64_t{256} << 20);
     std::vector<T> spd;
@@ -113,14 +113,17 @@ void potrf_case(const Grid2D& g, const ResidentDevice& gpu, Uplo uplo, PanelTran
     ResidentMatrix<T> a(g, n, n, nb, nb, gpu), a0(g, n, n, nb, nb, host);
     scatter(spd.data(), n, a);
     scatter(spd.data(), n, a0);
-    const index_t info0 = potrf(uplo, a0);  // the same algorithm on HostDevice memory
-    const ResidentPotrfOptions opts{.transport = transport};
+    // The same algorithm on HostDevice memory (layers: the replicated-diagonal 2.5D one, Repl).
+    ResidentPotrfOptions opts{.transport = transport};
+    if (layers.c > 1) opts.variant = CholeskyVariant::Repl, opts.grid3d = layers;
+    const index_t info0 = potrf(uplo, a0, ResidentPotrfOptions{.variant = opts.variant, .grid3d = layers});
     reset_traffic();
 
     const index_t info = potrf(uplo, a, opts);
 
     const Traffic t = traffic();
-    const Cost model = resident_potrf_cost(uplo, a.layout(), opts, g.row(), g.col(), sizeof(T), is_complex_v<T>);
+    const Cost model =
+        resident_potrf_cost(uplo, a.layout(), opts, g.row(), g.col(), sizeof(T), is_complex_v<T>, g.order());
     const auto got = gather(a), on_host = gather(a0);
     double err = 0, gap = 0;
     if (g.comm().rank() == 0) {
@@ -154,6 +157,8 @@ TEST_CASE_TEMPLATE("resident potrf on CUDA devices matches HostDevice memory and
                     std::fprintf(stderr, "rank %d: potrf case grid %dx%d %s %s\n", world.rank(), g.p(), g.q(),
                                  uplo == Uplo::Lower ? "L" : "U", tr == PanelTransport::Auto ? "auto" : "staged");
                 potrf_case<T>(g, gpu, uplo, tr);
+                // The replicated-diagonal 2.5D schedule over every rank (layers of one rank each).
+                if (world.size() > 1 && p == 1) potrf_case<T>(g, gpu, uplo, tr, {1, 1, world.size()});
             }
     }
 }

@@ -34,19 +34,6 @@ std::vector<T> fresh_spd(const Grid2D& g, index_t n, index_t bad) {
     return test::make_spd(std::vector<T>(static_cast<std::size_t>(n * n)), std::max<index_t>(n, 1), 0, n, bad);
 }
 
-// max |f − h| over the uplo triangle / (n·max |h|·eps).
-template <class T>
-double factor_gap(const std::vector<T>& f, const std::vector<T>& h, index_t n, Uplo uplo) {
-    double gap = 0, hmax = 0;
-    for (index_t j = 0; j < n; ++j)
-        for (index_t i = 0; i < n; ++i) {
-            if (uplo == Uplo::Lower ? i < j : i > j) continue;
-            gap = std::max(gap, double(std::abs(f[i + j * n] - h[i + j * n])));
-            hmax = std::max(hmax, double(std::abs(h[i + j * n])));
-        }
-    return n == 0 ? 0 : gap / (double(n) * hmax * double(eps<T>()));
-}
-
 template <class T>
 void run_case(const Grid2D& g, const Case& c, Uplo uplo, int lookahead, index_t bad = -1) {
     const ResidentDevice dev = ResidentDevice::open("host", kCap);
@@ -73,7 +60,7 @@ void run_case(const Grid2D& g, const Case& c, Uplo uplo, int lookahead, index_t 
     bool untouched = true;
     if (g.comm().rank() == 0 && bad < 0) {
         err = test::factor_error(spd, f, ld, 0, c.n, uplo);
-        gap = factor_gap(f, hf, c.n, uplo);
+        gap = test::factor_gap(f, hf, c.n, uplo);
         untouched = test::rest_untouched(spd, f, ld, 0, c.n, uplo);
     }
     CAPTURE(g.p());

@@ -53,6 +53,19 @@ double factor_error(const std::vector<T>& a, const std::vector<T>& f, index_t ld
     return double(err / (n * anorm * eps<T>()));
 }
 
+// max |f − h| over the uplo triangle / (n·max |h|·eps): two factors of one matrix.
+template <class T>
+double factor_gap(const std::vector<T>& f, const std::vector<T>& h, index_t n, Uplo uplo) {
+    double gap = 0, hmax = 0;
+    for (index_t j = 0; j < n; ++j)
+        for (index_t i = 0; i < n; ++i) {
+            if (uplo == Uplo::Lower ? i < j : i > j) continue;
+            gap = std::max(gap, double(std::abs(f[i + j * n] - h[i + j * n])));
+            hmax = std::max(hmax, double(std::abs(h[i + j * n])));
+        }
+    return n == 0 ? 0 : gap / (double(n) * hmax * double(eps<T>()));
+}
+
 // Everything outside the uplo triangle of the submatrix is bitwise unchanged.
 template <class T>
 bool rest_untouched(const std::vector<T>& before, const std::vector<T>& after, index_t ld, index_t off, index_t n,

@@ -10,8 +10,8 @@
     `cala-bench table FILE` prints the same table;
   - gemm --resident host on 1 and 2 ranks: the probe check, words/messages/workspace == model,
     the in-core reference and efficiency; bad combinations with --resident refused, clearly;
-  - potrf --resident host on 1 and 2 ranks (1x1, 1x2 Upper, 2x1): the same checks against
-    resident_potrf_cost and the in-core potrf on rank 0's device;
+  - potrf --resident host on 1 and 2 ranks (1x1, 1x2 Upper, 2x1, and the layered Repl / ReplPart
+    on 1x1x2): the same checks against resident_potrf_cost and the in-core potrf on rank 0's device;
   - --trace with --panel all: a clear error (CLI11's exit status for invalid arguments).
 """
 import argparse
@@ -194,11 +194,19 @@ def main():
         # potrf --resident host: the resident Cholesky on HostDevice memory, 1 rank (one device potrf)
         # and 2 ranks (2D, staged; Upper; n not a multiple of nb): the probe check, words, messages and
         # device slots == resident_potrf_cost, the in-core reference and the ratio.
-        for ranks, grid, uplo in ((1, "1x1", "L"), (2, "1x2", "U"), (2, "2x1", "L")):
+        # Layered (--variant Repl | ReplPart --grid 1x1x2): the replicated-diagonal 2.5D schedule,
+        # its JSON naming the variant and the 3D grid, the model the host's on the same plan.
+        for ranks, grid, uplo, extra in ((1, "1x1", "L", []), (2, "1x2", "U", []), (2, "2x1", "L", []),
+                                         (2, "1x1x2", "L", ["--variant", "Repl"]),
+                                         (2, "1x1x2", "U", ["--variant", "ReplPart", "--block-size", "48"])):
             p = run([mpi, "-n", str(ranks), bench, "potrf", "--resident", "host", "--n", "300", "--nb", "64",
-                     "--grid", grid, "--uplo", uplo, "--threads", "1", "--runs", "1", "--json"],
+                     "--grid", grid, "--uplo", uplo, "--threads", "1", "--runs", "1", "--json"] + extra,
                     {"OMP_NUM_THREADS": "1"}, d)
-            what = f"potrf --resident host, {ranks} rank(s), {grid}, uplo {uplo}"
+            what = f"potrf --resident host, {ranks} rank(s), {grid}, uplo {uplo} {' '.join(extra)}"
+            layered = grid.count("x") == 2
+            if layered:
+                want_variant = extra[1]
+                grid = "1x2"  # the 2D grid A lives on (the squarest of 2 ranks)
             lines = json_lines(p.stdout)
             check(p.returncode == 0 and len(lines) == 1 and lines[0].get("bench") == "potrf",
                   f"{what}: exit 0, one JSON line")
@@ -206,6 +214,11 @@ def main():
                 r = lines[0]
                 check(r.get("resident") == "host" and r.get("ranks") == ranks and r.get("grid") == grid and
                       r.get("info") == 0 and r.get("reference_info") == 0, f"{what}: resident, ranks, grid, info 0")
+                if layered:
+                    check(r.get("variant") == want_variant and r.get("grid3d") == "1x1x2",
+                          f"{what}: variant {r.get('variant')} on grid3d {r.get('grid3d')}")
+                else:
+                    check(r.get("grid3d") == "0x0x0", f"{what}: 2D (grid3d {r.get('grid3d')})")
                 check(0 <= r.get("check_error", 99) < 1, f"{what}: check_error {r.get('check_error')} < 1")
                 check(r.get("ranks_model_mismatch") == "none", f"{what}: every rank's words and messages == model")
                 for got, want in (("words_max", "words_model"), ("msgs_max", "msgs_model"),
@@ -218,7 +231,8 @@ def main():
                 eff = r.get("efficiency", 0)
                 check(eff > 0 and abs(eff - r.get("gflops_median", 0) / r.get("reference_gflops", 1)) < 1e-9 * eff,
                       f"{what}: efficiency = median rate / reference rate")
-        for bad, opt in ((["--compare", "scalapack"], "--compare"), (["--variant", "Repl"], "--variant"),
+        for bad, opt in ((["--compare", "scalapack"], "--compare"), (["--variant", "2D", "--grid", "1x1x2"], "--grid"),
+                         (["--block-size", "32"], "--block-size"),
                          (["--transport", "nccl"], "--transport"), (["--lookahead", "2"], "--lookahead")):
             p = run([mpi, "-n", "2", bench, "potrf", "--resident", "host", "--n", "64", "--runs", "1", "--json"] + bad,
                     {"OMP_NUM_THREADS": "1"}, d)
