@@ -59,6 +59,7 @@
 #include "commands.hpp"
 #include "output.hpp"
 #include "stencil_refs.hpp"
+#include "stencil/sweep.hpp"
 
 namespace cala::bench {
 
@@ -242,6 +243,7 @@ void run_stencil(const StencilArgs& args, const std::array<int, 3>& procs) {
             {"model_latency_us", there.latency_s * 1e6}, {"model_bandwidth_gbs", there.bandwidth_bytes_per_s / 1e9},
             {"target_time_per_step_s", stencil_time_per_step(target, st.shape(), s, there, sizeof(T))},
             {"model_best_depth", best_depth},
+            {"window_bytes", detail::window_choice().bytes}, {"window_reason", detail::window_choice().reason},
         };
         near.add(copy_gbs(arrays, 5));
         copies.add(near);

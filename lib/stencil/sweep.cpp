@@ -19,13 +19,19 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
+
+#include "kernels/arch.hpp"
 
 namespace cala::detail {
 
@@ -235,14 +241,74 @@ void sweep_box(const Layout& L, const T* in, T* out, const Box& b, const Taps<T>
     }
 }
 
-std::int64_t window_default_bytes() {
-    static const std::int64_t v = [] {
-        long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-        if (l2 <= 0) l2 = 512 * 1024;
-        return std::min({std::int64_t{8} * l2, llc_bytes() / 8, std::int64_t{16} << 20});
+WindowChoice window_candidates() {
+    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    if (l2 <= 0) l2 = 512 * 1024;
+    WindowChoice c;
+    c.llc_bytes = std::min({std::int64_t{8} * l2, llc_bytes() / 8, std::int64_t{16} << 20});
+    c.l2_bytes = std::int64_t{l2} / 2;
+    return c;
+}
+
+namespace {
+
+// Updates per second of 8 steps of the 5-point stencil on a 2048 x 2048 field of doubles (two
+// buffers, 64 MiB: past both windows) with the wavefront's budget `bytes`, best of 2 after a
+// warm-up, on the caller's OpenMP threads.
+double window_rate(std::int64_t bytes) {
+    constexpr index_t n = 2048, S = 8;
+    const Layout L{{1, 1, 0}, {n + 2, n + 2, 1}};
+    std::vector<double> a(static_cast<std::size_t>((n + 2) * (n + 2)), 0.25), b(a.size(), 0.0);
+    const Taps<double> taps = make_taps(Stencil<double>::five_point(), L);
+    std::vector<Box> boxes;
+    index_t updates = 0;
+    for (index_t k = 0; k < S; ++k) {
+        boxes.push_back(Box{{k, k, 0}, {n - k, n - k, 1}});
+        updates += boxes.back().volume();
+    }
+    Blocking blk;
+    blk.window_bytes = bytes;
+    double best = 1e300;
+    for (int r = 0; r < 3; ++r) {
+        const double t0 = omp_get_wtime();
+        sweep_steps(L, a.data(), b.data(), boxes, taps, blk);
+        if (r > 0) best = std::min(best, omp_get_wtime() - t0);
+    }
+    return static_cast<double>(updates) / best;
+}
+
+}  // namespace
+
+const WindowChoice& window_choice() {
+    static const WindowChoice v = [] {
+        WindowChoice c = window_candidates();
+        if (const char* e = std::getenv("CALA_STENCIL_WINDOW_BYTES"); e != nullptr && std::atoll(e) >= 0) {
+            c.bytes = std::atoll(e);
+            c.reason = std::string("CALA_STENCIL_WINDOW_BYTES=") + e;
+            return c;
+        }
+        const std::string key = "stencil_window_rates_l2_" + std::to_string(c.l2_bytes) + "_llc_" + std::to_string(c.llc_bytes);
+        const std::string cached = kernels::machine_cache_get(key);
+        double l2 = 0, llc = 0;
+        if (std::sscanf(cached.c_str(), "%lf,%lf", &l2, &llc) != 2 || l2 <= 0 || llc <= 0) {
+            l2 = window_rate(c.l2_bytes);
+            llc = window_rate(c.llc_bytes);
+            char v[64];
+            std::snprintf(v, sizeof v, "%.4g,%.4g", l2, llc);
+            kernels::machine_cache_put({{key, v}});
+        }
+        c.l2_rate = l2, c.llc_rate = llc;
+        c.bytes = l2 > 1.03 * llc ? c.l2_bytes : c.llc_bytes;
+        char why[160];
+        std::snprintf(why, sizeof why, "%s window (5-point sweeps, 8 steps: L2 window %.3g, last-level %.3g updates/s)",
+                      c.bytes == c.l2_bytes ? "L2" : "last-level cache", l2, llc);
+        c.reason = why;
+        return c;
     }();
     return v;
 }
+
+std::int64_t window_default_bytes() { return window_choice().bytes; }
 
 template <class T>
 void sweep_steps(const Layout& L, T* a, T* b, const std::vector<Box>& boxes, const Taps<T>& taps, const Blocking& blk,

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "cala/stencil.hpp"
@@ -43,7 +44,22 @@ struct Blocking {
     index_t wave_tile = 0;  ///< sweep_steps' skewed tile width along x (2D) or y (3D) (> 0: forced)
 };
 
-/// The cache budget of sweep_steps' wavefront when Blocking::window_bytes is -1.
+/// The cache budget of sweep_steps' wavefront when Blocking::window_bytes is -1: the L2 window
+/// (L2 / 2: the wavefront in the core's own cache) or the last-level one (min(8·L2, LLC / 8,
+/// 16 MiB)), whichever sweeps faster on this machine by more than 3% (ties: the last-level one).
+/// On an Intel Emerald Rapids Xeon, whose L3 moves about as much per core as memory does, the L2
+/// window ran 25-40% faster per step; the last-level one was the only one before. Measured once
+/// per CPU (window_rate: 8 steps of the 5-point stencil on a 2048² field, each budget) and cached
+/// with cala's other measurements (kernels::machine_cache_*); CALA_STENCIL_WINDOW_BYTES forces
+/// a budget (0: no temporal blocking).
+struct WindowChoice {
+    std::int64_t bytes = 0, l2_bytes = 0, llc_bytes = 0;
+    double l2_rate = 0, llc_rate = 0;  ///< updates per second measured (0: forced)
+    std::string reason;
+};
+const WindowChoice& window_choice();
+/// The two candidates (bytes, reason and rates unset).
+WindowChoice window_candidates();
 std::int64_t window_default_bytes();
 
 /// out(p) := sum_k coef_k·in(p + off_k), summed in tap order, for every p in b. The rows of b

@@ -370,3 +370,21 @@ TEST_CASE_TEMPLATE("temporal blocking: any wavefront, group and thread count giv
     }
     omp_set_num_threads(threads);
 }
+
+TEST_CASE("the wavefront's default window: one of the two candidates, by the rates measured (or forced)") {
+    const auto& w = cala::detail::window_choice();
+    const auto c = cala::detail::window_candidates();
+    CAPTURE(w.reason);
+    CHECK(w.l2_bytes == c.l2_bytes);
+    CHECK(w.llc_bytes == c.llc_bytes);
+    CHECK(c.l2_bytes > 0);
+    CHECK(c.llc_bytes > 0);
+    CHECK(!w.reason.empty());
+    CHECK(cala::detail::window_default_bytes() == w.bytes);
+    if (w.l2_rate > 0) {  // measured (or read from the machine's cache): the rule of sweep.hpp
+        CHECK(w.llc_rate > 0);
+        CHECK(w.bytes == (w.l2_rate > 1.03 * w.llc_rate ? w.l2_bytes : w.llc_bytes));
+    } else {  // CALA_STENCIL_WINDOW_BYTES
+        CHECK(w.reason.rfind("CALA_STENCIL_WINDOW_BYTES=", 0) == 0);
+    }
+}
