@@ -1,7 +1,7 @@
 // cala::potrf on more than one rank with one device named (CholeskyOptions::devices, HostDevice
 // memory here): the local arrays go to the device and the resident Cholesky factors them there
-// (lib/cholesky/potrf.cpp, potrf_resident). Against the sequential reference, MPI traffic ==
-// resident_potrf_cost on every rank; info of a matrix that is not positive definite on every rank;
+// (lib/cholesky/potrf.cpp, potrf_resident; with Repl and a grid, the layered one). Against the
+// sequential reference, MPI traffic == resident_potrf_cost on every rank; info of a matrix that is not positive definite on every rank;
 // a device too small for the local array: the 2D engine (its traffic == potrf_cost), the same
 // factor. (run as: mpiexec.mpich -n N test_potrf_devices, N in {2, 4})
 
@@ -22,13 +22,16 @@ namespace {
 int routes[2];  // cases that ran resident, and on the 2D engine with device updates
 
 template <class T>
-void run_case(const Grid2D& g, index_t n, index_t nb, Uplo uplo, std::int64_t cap, index_t bad = -1) {
+void run_case(const Grid2D& g, index_t n, index_t nb, Uplo uplo, std::int64_t cap, index_t bad = -1,
+              Shape3D layers = {}) {
     const BlockCyclic l(n, n, nb, nb, g.p(), g.q(), 0, g.q() - 1);
     std::vector<T> spd;
     if (g.comm().rank() == 0) spd = test::make_spd(std::vector<T>(static_cast<std::size_t>(n * n)), n, 0, n, bad);
     DistMatrix<T> a(g, l);
     scatter(spd.data(), n, a.view());
-    const CholeskyOptions opts{.devices = "host", .max_device_bytes = cap};
+    // layers: the replicated-diagonal 2.5D variant on that grid (passed on to the resident Cholesky).
+    const CholeskyOptions opts{.variant = layers.c > 1 ? CholeskyVariant::Repl : CholeskyVariant::Auto,
+                               .grid3d = layers, .devices = "host", .max_device_bytes = cap};
     reset_traffic();
     reset_device_traffic();
     const index_t info = potrf(uplo, a.view(), opts);
@@ -37,7 +40,8 @@ void run_case(const Grid2D& g, index_t n, index_t nb, Uplo uplo, std::int64_t ca
     // whole local arrays, not tiles.
     const bool resident = test::all_ranks(device_traffic_total().h2d == 0, g);
     ++routes[resident ? 0 : 1];
-    const Cost model = resident ? resident_potrf_cost(uplo, l, {}, g.row(), g.col(), sizeof(T), is_complex_v<T>)
+    const Cost model = resident ? resident_potrf_cost(uplo, l, resident_potrf_options(opts), g.row(), g.col(), sizeof(T),
+                                                      is_complex_v<T>, g.order())
                                 : potrf_cost(uplo, l, g.order(), opts, g.comm().rank(), sizeof(T), is_complex_v<T>);
     const auto f = gather(a.view());
     double err = 0;
@@ -79,6 +83,8 @@ TEST_CASE_TEMPLATE("potrf with one device on several ranks: resident where it fi
         }
         run_case<T>(g, 29, 4, Uplo::Lower, 0, 17);
         run_case<T>(g, 1024, 32, Uplo::Upper, kSmall, 600);
+        if (world.size() > 1)  // Repl on 1 x 1 x P: the layered resident Cholesky
+            for (Uplo uplo : {Uplo::Lower, Uplo::Upper}) run_case<T>(g, 37, 4, uplo, 0, -1, {1, 1, world.size()});
     }
     CHECK(routes[0] > 0);
     if (world.size() == 2) CHECK(routes[1] > 0);  // 1 x 2 and 2 x 1: the local array exceeds 3 MiB
