@@ -1,9 +1,10 @@
 // cala::potrf on more than one rank with one device named (CholeskyOptions::devices, HostDevice
 // memory here): the local arrays go to the device and the resident Cholesky factors them there
 // (lib/cholesky/potrf.cpp, potrf_resident; with Repl and a grid, the layered one). Against the
-// sequential reference, MPI traffic == resident_potrf_cost on every rank; info of a matrix that is not positive definite on every rank;
-// a device too small for the local array: the 2D engine (its traffic == potrf_cost), the same
-// factor. (run as: mpiexec.mpich -n N test_potrf_devices, N in {2, 4})
+// sequential reference, MPI traffic == resident_potrf_cost on every rank; info of a matrix that
+// is not positive definite on every rank; a device too small for the local array: the 2D engine
+// (its traffic == potrf_cost), the same factor. (run as: mpiexec.mpich -n N test_potrf_devices,
+// N in {2, 4})
 
 #include <doctest/doctest.h>
 
