@@ -11,6 +11,11 @@
 //     update: (i, j) -= L(i,0)·L(j,0)ᴴ, herk where i = j, on the tile's owner
 // With lookahead 1 the next panel's column (l + 1) is updated first, then panel l + 1 is
 // factored, solved and its row broadcast posted before the rest of step l's update.
+// Layered (resident_potrf_layer, for potrf_25d.cpp: h > 1, Lower): the same steps on one layer,
+// with the host engine's fiber steps through host memory: the diagonal tile all-reduced before
+// step 1, the panel tiles reduced onto their home layers before step 3 (solved there, tile by
+// tile), the solved tiles or slices sent to the update layers after it, which assemble their
+// panel in a slot; steps 4-6 with this layer's slice (width 0: nothing on this layer).
 
 #include "resident/potrf_2d.hpp"
 
@@ -28,9 +33,9 @@ template <class T>
 class Engine {
 public:
     Engine(bool upper, const ResPotrfGeom& g, const Side<T>& a, const Comm* fiber, bool nccl, int ordinal)
-        : up_(upper), a_(a), dev_(*a.dev), g_(g), fiber_(fiber), mover_(dev_, *a.grid, nccl, ordinal), sl_(g_.slots()), dslot_(dev_, sl_.diag), rslot_(dev_, 2 * sl_.rows),
-          cslot_(dev_, 2 * sl_.cols), dhost_(nccl ? 0 : sl_.diag), rhost_(nccl ? 0 : 2 * sl_.rows),
-          chost_(nccl ? 0 : 2 * sl_.cols) {}
+        : up_(upper), a_(a), dev_(*a.dev), g_(g), fiber_(fiber), mover_(dev_, *a.grid, nccl, ordinal),
+          sl_(g_.slots()), dslot_(dev_, sl_.diag), rslot_(dev_, 2 * sl_.rows), cslot_(dev_, 2 * sl_.cols),
+          dhost_(nccl ? 0 : sl_.diag), rhost_(nccl ? 0 : 2 * sl_.rows), chost_(nccl ? 0 : 2 * sl_.cols) {}
 
     index_t run(int lookahead) {
         const index_t mt = g_.mt();
@@ -318,8 +323,8 @@ index_t resident_potrf_layer(const ResPotrfGeom& g, const Side<T>& a, const Comm
     return info;
 }
 
-#define CALA_INST(T)                                                                     \
-    template index_t resident_potrf_2d<T>(bool, const Side<T>&, int, bool, int);          \
+#define CALA_INST(T)                                                            \
+    template index_t resident_potrf_2d<T>(bool, const Side<T>&, int, bool, int); \
     template index_t resident_potrf_layer<T>(const ResPotrfGeom&, const Side<T>&, const Comm&, int, bool, int);
 CALA_FOR_EACH_TYPE(CALA_INST)
 
