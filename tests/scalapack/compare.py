@@ -128,8 +128,10 @@ def main():
             env, threads = thread_env(threads_of[name])
             tj = threads_of[name] if threads_of[name].isdigit() else f'"{threads_of[name]}"'  # JSON: 1, or "unset"
             cmd = [args.mpiexec, "-n", str(p * q)] + threads + extra + prog
-            out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                 check=True, cwd=cwd).stdout
+            # stdout, then stderr: read apart, so that a shim log line cannot split a result line
+            ran = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 check=True, cwd=cwd)
+            out = ran.stdout + ran.stderr
             if args.routine == "lu-tester":  # WALL M N NB NRHS NBRHS P Q LU-Time Sol-Time MFLOPS CHECK
                 walls = [l.split() for l in out.splitlines() if l.startswith("WALL")]
                 if not walls or walls[0][-1] != "PASSED":

@@ -32,12 +32,14 @@ def run(args, np, prog_args, shim=False, threshold=None, mode=None):
             cmd += ["-genv", "CALA_SHIM", mode]
     cmd += [args.exe] + [str(a) for a in prog_args]
     print("+", " ".join(cmd), flush=True)
-    r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
-    print(r.stdout, end="", flush=True)
-    m = CHECKSUM.search(r.stdout)
+    # stdout, then stderr: read apart, so that a shim log line cannot split the checksum line
+    r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+    out = r.stdout + r.stderr
+    print(out, end="", flush=True)
+    m = CHECKSUM.search(out)
     if r.returncode != 0 or not m:
         raise RuntimeError(f"exit status {r.returncode}, checksum {'found' if m else 'missing'}")
-    return (float(m.group(1)), float(m.group(2))), r.stdout
+    return (float(m.group(1)), float(m.group(2))), out
 
 
 def close(x, y):

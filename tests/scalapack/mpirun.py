@@ -103,14 +103,22 @@ def _stack(pid):
     return "\n".join(frames), caller
 
 
+def _joined(out, err):
+    """The run's standard output, then its standard error: read apart, so that a line the shim
+    logs on stderr cannot land inside a tester's line on stdout (with both on one pipe, Open MPI's
+    launcher forwarded a log line's first half, then a `WALL ... PASSED` line, then the rest)."""
+    out, err = out or "", err or ""
+    return out + ("\n" if out and not out.endswith("\n") and err else "") + err
+
+
 def run(cmd, cwd, env, timeout, exe_name):
     """Runs `cmd` (an mpiexec line); on timeout, takes the stacks of the processes named exe_name."""
     start = time.time()
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
     try:
-        out, _ = proc.communicate(timeout=timeout)
-        return Run(out, proc.returncode, False, {}, time.time() - start)
+        out, err = proc.communicate(timeout=timeout)
+        return Run(_joined(out, err), proc.returncode, False, {}, time.time() - start)
     except subprocess.TimeoutExpired:
         ranks = []
         for pid in _children(proc.pid):
@@ -122,6 +130,6 @@ def run(cmd, cwd, env, timeout, exe_name):
                 pass
         taken = {pid: _stack(pid) for pid in ranks}
         os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
-        return Run(out or "", 124, True, {p: t[0] for p, t in taken.items()}, time.time() - start,
+        out, err = proc.communicate()
+        return Run(_joined(out, err), 124, True, {p: t[0] for p, t in taken.items()}, time.time() - start,
                    {p: t[1] for p, t in taken.items()})

@@ -31,8 +31,9 @@ def run(args, set_env):
     cmd = [args.mpiexec, "-n", "2", "-genv", "LD_PRELOAD", os.path.abspath(args.shim), args.exe,
            "300", "32", "1", "2", "R", "1"]
     print("+", " ".join(f"{k}={v}" for k, v in set_env.items()), " ".join(cmd), flush=True)
-    out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                         timeout=120).stdout
+    # stdout, then stderr: read apart, so that a log line cannot split another line
+    ran = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    out = ran.stdout + ran.stderr
     print(out, end="")
     return out
 

@@ -37,8 +37,10 @@ def measure(args, p, q, runs, cala):
     print("+", " ".join(cmd), flush=True)
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
-    out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                         timeout=args.timeout).stdout
+    # stdout, then stderr: read apart, so that a shim log line cannot split an mpi_words line
+    ran = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         timeout=args.timeout)
+    out = ran.stdout + ran.stderr
     got = {int(m.group(1)): tuple(int(m.group(i)) for i in range(2, 6)) for m in LINE.finditer(out)}
     if len(got) != p * q:
         sys.exit(f"{len(got)} mpi_words lines, expected {p * q}:\n{out}")
