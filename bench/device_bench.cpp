@@ -53,7 +53,7 @@ namespace {
 
 struct DeviceArgs {
     index_t m = 0, n = 0, k = 0, tile = 0, b = 0, c = 0, d = 0;
-    int lookahead = -1;
+    int lookahead = -1, k_split = 0;
     std::string devices = "0", type = "d";
     double c_over_mem = 4, max_device_mb = 0;
     int runs = 3;
@@ -211,21 +211,22 @@ void run(DeviceArgs a) {
     say("cala chunked, devices " + a.devices + " ...");
     DeviceGemmReport rep;
     const DeviceGemmOptions opts{.devices = a.devices, .max_device_bytes = cap, .tile = a.tile, .b = a.b, .c = a.c,
-                                 .d = a.d, .lookahead = a.lookahead, .report = &rep};
+                                 .d = a.d, .lookahead = a.lookahead, .report = &rep, .k_split = a.k_split};
     const auto t = timed(a.runs, [&] {
         device_gemm<T>(Op::N, Op::N, a.m, a.n, a.k, T{1}, A.data(), a.m, B.data(), a.k, T{0}, C.data(), a.m, opts);
     });
     nlohmann::json j = line("cala_chunked", a, t);
     const index_t tt = rep.tile;
-    const device::ChunkedShape shape{(a.m + tt - 1) / tt, (a.n + tt - 1) / tt, (a.k + tt - 1) / tt, static_cast<int>(g)};
-    const device::ChunkedPlan plan{tt, rep.b, rep.c, rep.d, static_cast<int>(rep.lookahead), rep.regime,
-                                         rep.stream_c};
+    const auto shape = device::chunked_shape(a.m, a.n, a.k, tt, rep.k_split, static_cast<int>(g));
+    const device::ChunkedPlan plan{tt,         rep.b,        rep.c,      rep.d, static_cast<int>(rep.lookahead),
+                                   rep.regime, rep.stream_c, rep.k_split};
     const auto model = device::model_traffic(shape, plan, false);
     j["cap_bytes"] = cap;
     j["c_bytes"] = c_bytes;
     j["c_over_device_memory"] = static_cast<double>(c_bytes) / (static_cast<double>(cap) * static_cast<double>(g));
     j["plan"] = {{"b", rep.b}, {"c", rep.c}, {"d", rep.d}, {"lookahead", rep.lookahead},
-                 {"regime", std::string(1, rep.regime)}};
+                 {"regime", std::string(1, rep.regime)}, {"k_split", rep.k_split}};
+    j["model_bytes_moved"] = device::model_bytes(shape, plan, false, sizeof(T));
     j["case"] = rep.regime == 'c' ? (rep.b * rep.c < shape.mt * shape.nt ? "c2" : "c1") : std::string(1, rep.regime);
     for (std::size_t d = 0; d < rep.devices.size(); ++d) {
         const auto& x = rep.devices[d];
@@ -314,6 +315,8 @@ void add_device_command(CLI::App& app) {
     sub->add_option("--b", a->b, "force the C block's rows, in tiles (0: the planner's)")->check(CLI::NonNegativeNumber);
     sub->add_option("--c", a->c, "force the C block's columns, in tiles (0: the planner's)")->check(CLI::NonNegativeNumber);
     sub->add_option("--d", a->d, "force the chunk depth, in tiles (0: the planner's)")->check(CLI::NonNegativeNumber);
+    sub->add_option("--k-split", a->k_split, "input slabs of tile/k-split in k: 1 whole tiles, 2 half depth (0: the planner's)")
+        ->check(CLI::NonNegativeNumber);
     sub->add_option("--lookahead", a->lookahead, "force the lookahead l (-1: the planner's)")->check(CLI::Range(-1, 8));
     sub->add_option("--type", a->type, "element type: d or s")->check(CLI::IsMember({"d", "s"}))->capture_default_str();
     sub->add_flag("--no-incore", a->no_incore, "skip the in-core reference");

@@ -17,6 +17,8 @@ namespace cala {
 /// Tiles one device received and sent during a device_gemm (tiles of tile x tile elements;
 /// edge tiles count as one), and its memory.
 struct DeviceTraffic {
+    /// Counts are of copies: a tile of A, B or C, or with half-depth slabs (k_split = 2) an input
+    /// slab of t x t/2 (A) or t/2 x t (B), each counts one.
     std::int64_t h2d = 0;           ///< tiles copied host -> this device (A, B, and C when beta != 0)
     std::int64_t d2d = 0;           ///< tiles copied into this device from another device
     std::int64_t d2h = 0;           ///< tiles copied this device -> host (C)
@@ -34,6 +36,9 @@ struct DeviceGemmReport {
     char regime = 'c';  ///< seed equation (1): 'a', 'b' or 'c'
     bool stream_c = false;  ///< C copied in and out under the products (DeviceGemmOptions::stream_c)
     std::vector<DeviceTraffic> devices;
+    /// The k dimension in slabs of tile / k_split (1: whole tiles; 2: A in t x t/2 slabs, B in
+    /// t/2 x t, so that a larger C block fits: DeviceGemmOptions::k_split). d counts slabs.
+    std::int64_t k_split = 1;
 };
 
 /// Options of device_gemm. Zero / empty / negative means "choose".
@@ -57,6 +62,11 @@ struct DeviceGemmOptions {
     /// this strategy (empty: CALA_NODE_STRATEGY, else "nrrp-rounded-effective").
     std::vector<double> speeds = {};
     std::string strategy = {};
+    /// Input slabs of tile / k_split in k: 1 whole tiles, 2 half-depth slabs (the C block may
+    /// then take the memory two tiles of inputs would need); 0: the planner's, which takes half
+    /// depth where the transfer model says it moves > 5% fewer bytes (C larger than the devices).
+    /// A forced d counts tiles of depth (d·k_split slabs).
+    int k_split = 0;
 };
 
 /// True when the list (empty: CALA_DEVICES) names more than one kind of unit, or "cpu": such a

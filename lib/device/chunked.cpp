@@ -1,5 +1,7 @@
 // The chunked engine (seed Algorithm 3 with lookahead, p = q = 1): blocks of b x c tiles of C,
 // the k loop in chunks of d tiles, C columns dealt cyclically to the devices, a barrier per chunk.
+// With plan.split = 2 the k loop runs over half-depth slabs (A t x t/2, B t/2 x t): the same
+// products, in two half-depth gemms per tile, with half the input memory per chunk.
 // The inputs of chunks s+1 .. s+l are loaded right after chunk s's products are issued (prefetch);
 // a tile another device already holds is copied device-to-device. With plan.stream_c, C's copies
 // run under the products too (chunked.hpp).
@@ -25,34 +27,37 @@ template <class T>
 class Engine {
 public:
     Engine(std::span<Device* const> devs, const ChunkedPlan& p, std::vector<DeviceTraffic>& tr)
-        : devs_(devs), p_(p), held_(devs.size()), tr_(tr), bytes_(static_cast<std::int64_t>(sizeof(T)) * p.tile * p.tile) {}
+        : devs_(devs), p_(p), held_(devs.size()), tr_(tr), bytes_(static_cast<std::int64_t>(sizeof(T)) * p.tile * p.tile),
+          slab_bytes_(bytes_ / p.split) {}
     ~Engine() {
         for (std::size_t g = 0; g < devs_.size(); ++g) {
             try { devs_[g]->synchronize(); } catch (...) {}
-            for (auto& [key, ptr] : held_[g].tiles) devs_[g]->release(ptr, bytes_);
+            for (auto& [key, ptr] : held_[g].tiles) devs_[g]->release(ptr, bytes_of(key));
         }
     }
+    /// A C tile is a whole tile; an A or B block is a slab (a tile when split 1).
+    std::int64_t bytes_of(const Key& key) const { return key[0] == 2 ? bytes_ : slab_bytes_; }
 
     void* get(std::size_t g, const Key& key) const {
         auto it = held_[g].tiles.find(key);
         return it == held_[g].tiles.end() ? nullptr : it->second;
     }
     void* put(std::size_t g, const Key& key) {
-        void* ptr = devs_[g]->allocate(bytes_);
+        void* ptr = devs_[g]->allocate(bytes_of(key));
         held_[g].tiles.emplace(key, ptr);
         return ptr;
     }
     /// A/B tile from the host: the device may find it resident (counted as reused, not h2d).
     void* load(std::size_t g, const Key& key, const Copy2D& src) {
         bool moved = true;
-        void* ptr = devs_[g]->load(src, bytes_, &moved);
+        void* ptr = devs_[g]->load(src, bytes_of(key), &moved);
         held_[g].tiles.emplace(key, ptr);
         ++(moved ? tr_[g].h2d : tr_[g].reused);
         return ptr;
     }
     void drop(std::size_t g, const Key& key) {
         auto it = held_[g].tiles.find(key);
-        devs_[g]->release(it->second, bytes_);
+        devs_[g]->release(it->second, bytes_of(key));
         held_[g].tiles.erase(it);
     }
     /// Drops every tile of kind with the given epoch on every device.
@@ -60,7 +65,7 @@ public:
         for (std::size_t g = 0; g < devs_.size(); ++g)
             for (auto it = held_[g].tiles.begin(); it != held_[g].tiles.end();) {
                 if (it->first[0] == kind && it->first[3] == epoch) {
-                    devs_[g]->release(it->second, bytes_);
+                    devs_[g]->release(it->second, bytes_of(it->first));
                     it = held_[g].tiles.erase(it);
                 } else {
                     ++it;
@@ -72,7 +77,7 @@ public:
     ChunkedPlan p_;
     std::vector<Held> held_;
     std::vector<DeviceTraffic>& tr_;
-    std::int64_t bytes_;
+    std::int64_t bytes_, slab_bytes_;
 };
 
 /// begin_host_ranges on every device now, end_host_ranges on scope exit.
@@ -114,8 +119,10 @@ void chunked_gemm(std::span<Device* const> devs, const ChunkedPlan& p, Op op_a, 
     const index_t t = p.tile;
     if (rc && (rc->tile != t || rc->tiles.size() != devs.size() || p.stream_c))
         throw Error("chunked_gemm: resident C of another tile size or device count, or a streamed-C plan");
+    if (p.split < 1 || t % p.split != 0) throw Error("chunked_gemm: the slab split must divide the tile");
+    const index_t ks = t / p.split;  // slab depth in k (t when split 1)
     const int G = static_cast<int>(devs.size());
-    const index_t mt = ceil_div(m, t), nt = ceil_div(n, t), kt = ceil_div(k, t);
+    const index_t mt = ceil_div(m, t), nt = ceil_div(n, t), kt = ceil_div(k, ks);
     const index_t xb = ceil_div(mt, p.b), yb = ceil_div(nt, p.c), zb = ceil_div(kt, p.d);
     traffic.assign(devs.size(), DeviceTraffic{});
     // The operands, for devices that pin host memory for asynchronous copies (ended after the
@@ -132,6 +139,9 @@ void chunked_gemm(std::span<Device* const> devs, const ChunkedPlan& p, Op op_a, 
     Engine<T> e(devs, p, traffic);
     const std::size_t es = sizeof(T);
     auto rows = [&](index_t i, index_t extent) { return std::min(t, extent - i * t); };
+    auto depth = [&](index_t l) { return std::min(ks, k - l * ks); };
+    // Device leading dimensions: a block's stored rows are t (m or n) or ks (k).
+    const index_t lda_d = op_a == Op::N ? t : ks, ldb_d = op_b == Op::N ? ks : t;
 
     std::vector<Chunk> chunks;
     for (index_t y = 0; y < yb; ++y)
@@ -141,16 +151,16 @@ void chunked_gemm(std::span<Device* const> devs, const ChunkedPlan& p, Op op_a, 
 
     auto epoch_a = [&](index_t s) { return p.regime == 'a' ? index_t{0} : s; };
     auto epoch_b = [&](index_t s) { return p.regime == 'a' ? index_t{0} : p.regime == 'b' ? chunks[s].y : s; };
-    // Host location and stored shape of tile (i, l) of op(A) and (l, j) of op(B).
+    // Host location and stored shape of block (i, l) of op(A) and (l, j) of op(B), l a k slab.
     auto a_copy = [&](index_t i, index_t l, void* dst) {
-        const index_t mb = rows(i, m), kb = rows(l, k);
-        return op_a == Op::N ? Copy2D{dst, t, a + i * t + l * t * lda, lda, mb, kb, es}
-                             : Copy2D{dst, t, a + l * t + i * t * lda, lda, kb, mb, es};
+        const index_t mb = rows(i, m), kb = depth(l);
+        return op_a == Op::N ? Copy2D{dst, lda_d, a + i * t + l * ks * lda, lda, mb, kb, es}
+                             : Copy2D{dst, lda_d, a + l * ks + i * t * lda, lda, kb, mb, es};
     };
     auto b_copy = [&](index_t l, index_t j, void* dst) {
-        const index_t kb = rows(l, k), nb = rows(j, n);
-        return op_b == Op::N ? Copy2D{dst, t, b + l * t + j * t * ldb, ldb, kb, nb, es}
-                             : Copy2D{dst, t, b + j * t + l * t * ldb, ldb, nb, kb, es};
+        const index_t kb = depth(l), nb = rows(j, n);
+        return op_b == Op::N ? Copy2D{dst, ldb_d, b + l * ks + j * t * ldb, ldb, kb, nb, es}
+                             : Copy2D{dst, ldb_d, b + j * t + l * ks * ldb, ldb, nb, kb, es};
     };
     // C tile (i, j) on device g: allocated, and read from the host unless beta == 0 (with rc: once).
     auto c_tile = [&](std::size_t g, index_t i, index_t j) -> void* {
@@ -226,7 +236,7 @@ void chunked_gemm(std::span<Device* const> devs, const ChunkedPlan& p, Op op_a, 
                 for (int g = 0; g < G; ++g) {
                     if (!participates(ch.y, g) || e.get(g, key)) continue;
                     Copy2D cp = a_copy(i, l, e.put(g, key));
-                    cp.src = e.get(src, key), cp.ld_src = t;
+                    cp.src = e.get(src, key), cp.ld_src = lda_d;
                     devs[g]->copy_from_peer(cp, *devs[src]);
                     ++traffic[g].d2d;
                 }
@@ -287,8 +297,8 @@ void chunked_gemm(std::span<Device* const> devs, const ChunkedPlan& p, Op op_a, 
                     const void* at = e.get(g, Key{0, i, l, epoch_a(s)});
                     const void* bt = e.get(g, Key{1, l, j, epoch_b(s)});
                     const T* be = l == 0 ? &beta : &one;
-                    devs[g]->gemm(scalar_of<T>(), op_a, op_b, rows(i, m), rows(j, n), rows(l, k), &alpha, at, t, bt,
-                                  t, be, ct, t);
+                    devs[g]->gemm(scalar_of<T>(), op_a, op_b, rows(i, m), rows(j, n), depth(l), &alpha, at, lda_d, bt,
+                                  ldb_d, be, ct, t);
                 }
             }
         }

@@ -20,9 +20,12 @@
 namespace cala::device {
 
 struct ChunkedShape {
-    index_t mt, nt, kt;  ///< tiles of C (mt x nt) and of the k dimension
+    index_t mt, nt, kt;  ///< tiles of C (mt x nt) and slabs of the k dimension (tiles when split 1)
     int g;               ///< devices
 };
+
+/// The shape of an m x n x k product in tiles of t, k in slabs of t / split, on g devices.
+ChunkedShape chunked_shape(index_t m, index_t n, index_t k, index_t t, index_t split, int g);
 
 struct ChunkedPlan {
     index_t tile, b, c, d;
@@ -33,17 +36,33 @@ struct ChunkedPlan {
     /// products), instead of all at once at the block's first and after its last chunk. Costs
     /// two C blocks more than the plain order, moves the same tiles.
     bool stream_c = false;
+    /// A and B stream in slabs of tile / split in k (A t x t/split, B t/split x t); d counts
+    /// slabs. Memory is counted in slabs: a C tile takes split of them.
+    index_t split = 1;
 };
 
-/// Tiles each device holds at most under plan (the engine's peak, exactly, for full tiles).
+/// Slabs (tiles when split 1) each device holds at most under plan (the engine's peak, exactly,
+/// for full tiles): a C tile counts p.split.
 std::int64_t tiles_needed(const ChunkedShape& s, const ChunkedPlan& p);
+/// tiles_needed in bytes, for elements of elem_size bytes.
+std::int64_t needed_bytes(const ChunkedShape& s, const ChunkedPlan& p, std::size_t elem_size);
 
-/// Chooses b, c, d, l and the regime for mem_tiles tiles per device; forced values of opts win.
-/// Throws cala::Error when even b = c = d = 1 does not fit.
-ChunkedPlan plan_chunked(const ChunkedShape& s, index_t tile, std::int64_t mem_tiles, const DeviceGemmOptions& opts);
+/// Chooses b, c, d, l and the regime for mem_tiles slabs of tile / split per device (tiles when
+/// split 1); forced values of opts win. Throws cala::Error when even b = c = d = 1 does not fit.
+ChunkedPlan plan_chunked(const ChunkedShape& s, index_t tile, std::int64_t mem_tiles, const DeviceGemmOptions& opts,
+                         index_t split = 1);
 
-/// Tiles moved per device, from the seed's equation (1) (cases a, b, c), exact for sizes the
-/// tile or G does not divide. beta_nonzero: C is read (h2d) as well as written back.
+/// Half-depth slabs (split 2): every b x c block (and lookahead l <= 2) that fits in mem_slabs,
+/// the one the transfer model says moves the fewest bytes (ties: the larger l, then d). opts'
+/// forced b, c, d (in tiles), l and regime hold. Throws cala::Error when none fits.
+ChunkedPlan plan_half_depth(const ChunkedShape& s, index_t tile, std::int64_t mem_slabs, const DeviceGemmOptions& opts);
+
+/// Bytes a plan moves over the links of all devices together (the model's copies weighted by
+/// their sizes, full tiles), for elements of elem_size bytes.
+std::int64_t model_bytes(const ChunkedShape& s, const ChunkedPlan& p, bool beta_nonzero, std::size_t elem_size);
+
+/// Copies per device (tiles, or slabs when p.split > 1), from the seed's equation (1) (cases
+/// a, b, c), exact for sizes the tile or G does not divide. beta_nonzero: C is read (h2d) as well as written back.
 /// c_out: C is written back (false for the updates of an accumulation but its last).
 std::vector<DeviceTraffic> model_traffic(const ChunkedShape& s, const ChunkedPlan& p, bool beta_nonzero,
                                          bool c_out = true);

@@ -50,13 +50,36 @@ LocalPlan plan_local(index_t m, index_t n, index_t k, std::size_t elem_size, con
     index_t pref = 0;  // the devices' preferred tile, the smallest when they differ
     for (auto* d : devs) pref = pref == 0 ? d->preferred_tile() : std::min(pref, d->preferred_tile());
     const index_t t = std::min(opts.tile > 0 ? opts.tile : std::max<index_t>(pref, 1), std::max({m, n, k}));
-    std::int64_t mem = -1;
-    for (auto* d : devs) {
-        const std::int64_t tiles = d->budget_bytes() / (static_cast<std::int64_t>(elem_size) * t * t);
-        mem = mem < 0 ? tiles : std::min(mem, tiles);
+    if (opts.k_split < 0 || (opts.k_split > 0 && t % opts.k_split != 0))
+        throw Error("device_gemm: k_split " + std::to_string(opts.k_split) + " must be 0 or divide the tile " +
+                    std::to_string(t));
+    const int g = static_cast<int>(devs.size());
+    auto slabs = [&](index_t split) {  // slabs of t x t / split that fit every device
+        std::int64_t mem = -1;
+        for (auto* d : devs) {
+            const std::int64_t n_slabs = d->budget_bytes() / (static_cast<std::int64_t>(elem_size) * t * (t / split));
+            mem = mem < 0 ? n_slabs : std::min(mem, n_slabs);
+        }
+        return mem;
+    };
+    auto planned = [&](index_t split) {
+        const ChunkedShape shape = chunked_shape(m, n, k, t, split, g);
+        return LocalPlan{shape, split == 2 ? plan_half_depth(shape, t, slabs(2), opts)
+                                           : plan_chunked(shape, t, slabs(split), opts, split)};
+    };
+    if (opts.k_split > 0) return planned(opts.k_split);
+    // The planner's choice: whole tiles, unless half-depth slabs move > 5% fewer bytes (or the
+    // same bytes with the lookahead whole tiles had to drop).
+    LocalPlan whole = planned(1);
+    if (t % 2 != 0 || opts.stream_c == 1 || whole.plan.regime == 'a') return whole;
+    try {
+        LocalPlan half = planned(2);
+        const auto bw = model_bytes(whole.shape, whole.plan, false, elem_size);
+        const auto bh = model_bytes(half.shape, half.plan, false, elem_size);
+        if (20 * bh < 19 * bw || (bh <= bw && whole.plan.lookahead == 0 && half.plan.lookahead > 0)) return half;
+    } catch (const Error&) {
     }
-    const ChunkedShape shape{(m + t - 1) / t, (n + t - 1) / t, (k + t - 1) / t, static_cast<int>(devs.size())};
-    return {shape, plan_chunked(shape, t, mem, opts)};
+    return whole;
 }
 }  // namespace device
 
@@ -81,6 +104,7 @@ void device_gemm_chunked(Op op_a, Op op_b, index_t m, index_t n, index_t k, T al
     rep.tile = plan.tile, rep.b = plan.b, rep.c = plan.c, rep.d = plan.d, rep.lookahead = plan.lookahead;
     rep.regime = plan.regime;
     rep.stream_c = plan.stream_c;
+    rep.k_split = plan.split;
     add_device_traffic(rep);
     for (std::size_t g = 0; g < raw.size(); ++g) {
         rep.devices[g].peak_bytes = raw[g]->peak_bytes();

@@ -17,16 +17,21 @@ index_t cols_of(index_t j0, index_t j1, int g, int dev) {
 }
 }  // namespace
 
+ChunkedShape chunked_shape(index_t m, index_t n, index_t k, index_t t, index_t split, int g) {
+    const index_t ks = t / split;
+    return {ceil_div(m, t), ceil_div(n, t), ceil_div(k, ks), g};
+}
+
 std::int64_t tiles_needed(const ChunkedShape& s, const ChunkedPlan& p) {
     const index_t cg = ceil_div(p.c, s.g);
     const index_t l = p.lookahead;
-    std::int64_t need = p.b * cg;
+    std::int64_t need = p.split * p.b * cg;  // the C block, p.split slabs a tile
     switch (p.regime) {
     case 'a':
         need += s.mt * s.kt + s.kt * ceil_div(s.nt, s.g);
         // Streamed C: the finished block until its last share goes back, and the next block,
         // coming in a share per chunk.
-        if (p.stream_c) need += 2 * p.b * cg;
+        if (p.stream_c) need += 2 * p.split * p.b * cg;
         break;
     case 'b': need += (l + 1) * p.b * p.d + s.kt * cg + l * cg * p.d; break;
     default: need += (l + 1) * (p.b + cg) * p.d; break;
@@ -34,12 +39,21 @@ std::int64_t tiles_needed(const ChunkedShape& s, const ChunkedPlan& p) {
     return need;
 }
 
+std::int64_t needed_bytes(const ChunkedShape& s, const ChunkedPlan& p, std::size_t elem_size) {
+    return tiles_needed(s, p) * p.tile * (p.tile / p.split) * static_cast<std::int64_t>(elem_size);
+}
+
 namespace {
+void check_stream_c(const DeviceGemmOptions& o) {
+    if (o.stream_c != 0 && o.stream_c != 1 && o.stream_c != -1)
+        throw Error("device_gemm: stream_c must be -1, 0 or 1, not " + std::to_string(o.stream_c));
+}
+
 /// The streamed-C plan when the caller forces nothing that contradicts it and it fits in regime
 /// 'a': C in 2 x 2 blocks (kept whole where forced), chunks of one k tile, three chunks ahead,
 /// so that each block's copies of C run under the products of its neighbours.
 bool plan_stream(const ChunkedShape& s, std::int64_t mem, const DeviceGemmOptions& o, ChunkedPlan& p) {
-    if (o.stream_c == 0 || (o.regime && o.regime != 'a')) return false;
+    if (o.stream_c == 0 || (o.regime && o.regime != 'a') || p.split != 1) return false;
     ChunkedPlan q = p;
     q.stream_c = true, q.regime = 'a';
     if (o.stream_c < 0) {
@@ -57,9 +71,11 @@ bool plan_stream(const ChunkedShape& s, std::int64_t mem, const DeviceGemmOption
 }
 }  // namespace
 
-ChunkedPlan plan_chunked(const ChunkedShape& s, index_t tile, std::int64_t mem, const DeviceGemmOptions& o) {
-    ChunkedPlan p{tile, o.b, o.c, o.d, o.lookahead, 'c'};
-    const std::int64_t cap = mem * 3 / 4;  // the C block takes about 75% of a device
+ChunkedPlan plan_chunked(const ChunkedShape& s, index_t tile, std::int64_t mem_slabs, const DeviceGemmOptions& o,
+                         index_t split) {
+    ChunkedPlan p{tile, o.b, o.c, o.d > 0 ? o.d * split : o.d, o.lookahead, 'c', false, split};
+    const std::int64_t mem = mem_slabs;
+    const std::int64_t cap = mem / split * 3 / 4;  // the C block takes about 75% of a device (in tiles)
     if (p.b <= 0 || p.c <= 0) {
         index_t b = 0, c = 0;
         if (s.mt * ceil_div(s.nt, s.g) <= cap) {
@@ -78,7 +94,7 @@ ChunkedPlan plan_chunked(const ChunkedShape& s, index_t tile, std::int64_t mem, 
     p.b = std::min(p.b, s.mt), p.c = std::min(p.c, s.nt);
     if (p.lookahead < 0) p.lookahead = (p.b == s.mt && p.c == s.nt) ? 1 : 2;
     for (;;) {
-        if (p.d <= 0 || o.d <= 0) {
+        if (o.d <= 0) {
             p.d = 0;
             for (index_t d = s.kt; d >= 1; --d) {
                 ChunkedPlan q = p;
@@ -109,10 +125,60 @@ ChunkedPlan plan_chunked(const ChunkedShape& s, index_t tile, std::int64_t mem, 
     } else {
         p.regime = fits('a') ? 'a' : fits('b') ? 'b' : 'c';
     }
-    if (o.stream_c != 0 && o.stream_c != 1 && o.stream_c != -1)
-        throw Error("device_gemm: stream_c must be -1, 0 or 1, not " + std::to_string(o.stream_c));
+    check_stream_c(o);
     plan_stream(s, mem, o, p);
     return p;
+}
+
+ChunkedPlan plan_half_depth(const ChunkedShape& s, index_t tile, std::int64_t mem, const DeviceGemmOptions& o) {
+    check_stream_c(o);
+    if (o.stream_c == 1) throw Error("device_gemm: stream_c = 1 takes whole tiles (k_split 1)");
+    if (o.regime && o.regime != 'a' && o.regime != 'b' && o.regime != 'c')
+        throw Error(std::string("device_gemm: regime must be 'a', 'b' or 'c', not '") + o.regime + "'");
+    const index_t split = 2;
+    const int l_hi = o.lookahead >= 0 ? o.lookahead : 2, l_lo = o.lookahead >= 0 ? o.lookahead : 0;
+    ChunkedPlan best{};
+    std::int64_t best_bytes = -1;
+    // Ordering: a lookahead of at least 1 (the copies under the products) first, then fewer
+    // bytes, then the larger lookahead, the deeper chunk.
+    auto better = [&](const ChunkedPlan& q, std::int64_t bytes) {
+        if (best_bytes < 0) return true;
+        const bool ov = q.lookahead >= 1, best_ov = best.lookahead >= 1;
+        if (ov != best_ov) return ov;
+        if (bytes != best_bytes) return bytes < best_bytes;
+        if (q.lookahead != best.lookahead) return q.lookahead > best.lookahead;
+        return q.d > best.d;
+    };
+    for (index_t b = o.b > 0 ? std::min(o.b, s.mt) : 1; b <= (o.b > 0 ? std::min(o.b, s.mt) : s.mt); ++b)
+        for (index_t c = o.c > 0 ? std::min(o.c, s.nt) : 1; c <= (o.c > 0 ? std::min(o.c, s.nt) : s.nt); ++c) {
+            if (o.c <= 0 && c >= s.g && c < s.nt && c % s.g != 0) continue;  // equal shares of a block
+            const index_t cg = ceil_div(c, s.g);
+            for (int l = l_hi; l >= l_lo; --l) {
+                ChunkedPlan q{tile, b, c, 0, l, 'c', false, split};
+                // Regime c needs split·b·cg + (l + 1)(b + cg)·d slabs: the deepest d that fits.
+                const std::int64_t room = mem - split * b * cg;
+                if (room < (l + 1) * (b + cg)) continue;
+                q.d = o.d > 0 ? std::min(o.d * split, s.kt) : std::min<index_t>(room / ((l + 1) * (b + cg)), s.kt);
+                auto fits = [&](char r) { ChunkedPlan x = q; x.regime = r; return tiles_needed(s, x) <= mem; };
+                if (!fits('c')) continue;
+                if (o.regime) {
+                    if (!fits(o.regime)) continue;
+                    q.regime = o.regime;
+                } else {
+                    q.regime = fits('a') ? 'a' : fits('b') ? 'b' : 'c';
+                }
+                const std::int64_t bytes = model_bytes(s, q, false, 1);
+                if (better(q, bytes)) best = q, best_bytes = bytes;
+            }
+        }
+    if (best_bytes < 0) {
+        std::ostringstream e;
+        e << "device_gemm: no plan with half-depth slabs (b=" << o.b << " c=" << o.c << " d=" << o.d
+          << " l=" << o.lookahead << ") fits " << mem << " slabs of " << tile << "x" << tile / split
+          << " per device";
+        throw Error(e.str());
+    }
+    return best;
 }
 
 std::vector<DeviceTraffic> model_traffic(const ChunkedShape& s, const ChunkedPlan& p, bool beta_nonzero, bool c_out) {
@@ -137,6 +203,15 @@ std::vector<DeviceTraffic> model_traffic(const ChunkedShape& s, const ChunkedPla
         }
     }
     return t;
+}
+
+std::int64_t model_bytes(const ChunkedShape& s, const ChunkedPlan& p, bool beta_nonzero, std::size_t elem_size) {
+    std::int64_t copies = 0;
+    for (const auto& d : model_traffic(s, p, beta_nonzero)) copies += d.h2d + d.d2d;
+    const std::int64_t c_copies = s.mt * s.nt * (beta_nonzero ? 2 : 1);  // C in (beta != 0) and out
+    const std::int64_t ab = copies - (beta_nonzero ? s.mt * s.nt : 0);
+    const auto es = static_cast<std::int64_t>(elem_size);
+    return ab * p.tile * (p.tile / p.split) * es + c_copies * p.tile * p.tile * es;
 }
 
 }  // namespace cala::device

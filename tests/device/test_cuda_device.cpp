@@ -60,7 +60,7 @@ double rel_diff(const std::vector<double>& x, const std::vector<double>& y) {
 
 /// Same product on g CUDA devices and on g host devices, same cap and plan: results agree, tiles
 /// moved agree with each other and with the model, peaks stay under the cap.
-void compare(const Inputs& in, cala::DeviceGemmOptions o, int g, double alpha, double beta) {
+cala::DeviceGemmReport compare(const Inputs& in, cala::DeviceGemmOptions o, int g, double alpha, double beta) {
     cala::DeviceGemmReport cuda_rep, host_rep;
     o.devices = list("0", g), o.report = &cuda_rep;
     const auto on_gpu = in.run(o, alpha, beta);
@@ -71,10 +71,11 @@ void compare(const Inputs& in, cala::DeviceGemmOptions o, int g, double alpha, d
     CHECK(cuda_rep.regime == host_rep.regime);
     CHECK(cuda_rep.b == host_rep.b);
     CHECK(cuda_rep.d == host_rep.d);
+    CHECK(cuda_rep.k_split == host_rep.k_split);
     const index_t t = cuda_rep.tile;
-    const cala::device::ChunkedShape shape{(in.m + t - 1) / t, (in.n + t - 1) / t, (in.k + t - 1) / t, g};
+    const auto shape = cala::device::chunked_shape(in.m, in.n, in.k, t, cuda_rep.k_split, g);
     const cala::device::ChunkedPlan plan{t, cuda_rep.b, cuda_rep.c, cuda_rep.d, static_cast<int>(cuda_rep.lookahead),
-                                         cuda_rep.regime, cuda_rep.stream_c};
+                                         cuda_rep.regime, cuda_rep.stream_c, cuda_rep.k_split};
     const auto model = cala::device::model_traffic(shape, plan, beta != 0.0);
     REQUIRE(cuda_rep.devices.size() == static_cast<std::size_t>(g));
     for (int d = 0; d < g; ++d) {
@@ -85,8 +86,9 @@ void compare(const Inputs& in, cala::DeviceGemmOptions o, int g, double alpha, d
         CHECK(x.d2d == model[d].d2d);
         CHECK(x.d2h == model[d].d2h);
         CHECK(x.peak_bytes <= x.budget_bytes);
-        CHECK(x.peak_bytes <= cala::device::tiles_needed(shape, plan) * t * t * 8);
+        CHECK(x.peak_bytes <= cala::device::needed_bytes(shape, plan, sizeof(double)));
     }
+    return cuda_rep;
 }
 
 }  // namespace
@@ -122,6 +124,20 @@ TEST_CASE("CudaDevice == HostDevice under caps forcing regimes (a), (b), (c); C 
                 {.devices = "", .max_device_bytes = 60 * t * t * 8, .tile = t, .b = 2, .c = 3, .d = 2, .lookahead = 1, .regime = 'b'},
                 g, -1.0, 1.0);
     }
+}
+
+TEST_CASE("half-depth slabs on the GPU == on the host: forced, and chosen where C exceeds the cap") {
+    for (int g = 1; g <= 3; ++g)
+        for (Op oa : {Op::N, Op::T})
+            for (Op ob : {Op::N, Op::T}) {
+                CAPTURE(g);
+                compare(Inputs(oa, ob, 300, 250, 270, 13), {.devices = "", .tile = 64, .k_split = 2}, g, 1.5, -0.5);
+            }
+    // 16 x 16 x 16 tiles of 32 under a cap of 64 tiles: the planner takes half depth (b x c = 48).
+    Inputs in(Op::N, Op::N, 512, 512, 512, 17);
+    const auto rep = compare(in, {.devices = "", .max_device_bytes = 64 * 32 * 32 * 8, .tile = 32}, 1, 1.0, 0.0);
+    CHECK(rep.k_split == 2);
+    CHECK(rep.b * rep.c == 48);
 }
 
 TEST_CASE("lookahead 0, 1, 2 on the GPU streams; beta == 0 does not read C") {

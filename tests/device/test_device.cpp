@@ -84,9 +84,9 @@ cala::DeviceGemmReport check_run(Case<T>& cs, const cala::DeviceGemmOptions& o, 
     const auto rep = cs.run(o);
     CHECK(cs.error() < 50 * k_eps<T>(cs.k));
     const index_t t = rep.tile;
-    const cala::device::ChunkedShape shape{(cs.m + t - 1) / t, (cs.n + t - 1) / t, (cs.k + t - 1) / t, g};
-    const cala::device::ChunkedPlan plan{t, rep.b, rep.c, rep.d, static_cast<int>(rep.lookahead), rep.regime,
-                                         rep.stream_c};
+    const auto shape = cala::device::chunked_shape(cs.m, cs.n, cs.k, t, rep.k_split, g);
+    const cala::device::ChunkedPlan plan{t,           rep.b,        rep.c,       rep.d, static_cast<int>(rep.lookahead),
+                                         rep.regime, rep.stream_c, rep.k_split};
     const auto model = cala::device::model_traffic(shape, plan, cs.beta != T{0});
     REQUIRE(rep.devices.size() == static_cast<std::size_t>(g));
     for (int d = 0; d < g; ++d) {
@@ -96,7 +96,7 @@ cala::DeviceGemmReport check_run(Case<T>& cs, const cala::DeviceGemmOptions& o, 
         CHECK(rep.devices[d].d2d == model[d].d2d);
         CHECK(rep.devices[d].d2h == model[d].d2h);
         CHECK(rep.devices[d].peak_bytes <= rep.devices[d].budget_bytes);
-        CHECK(rep.devices[d].peak_bytes <= cala::device::tiles_needed(shape, plan) * t * t * index_t(sizeof(T)));
+        CHECK(rep.devices[d].peak_bytes <= cala::device::needed_bytes(shape, plan, sizeof(T)));
     }
     return rep;
 }
@@ -133,7 +133,8 @@ TEST_CASE("memory caps force regimes (a), (b), (c) and C larger than all device 
         for (auto [regime, mem] : first) {
             CAPTURE(regime);
             Case<double> cs(Op::N, Op::T, 45, 61, 53, 1.0, 0.25, 11);
-            const auto rep = check_run(cs, {.devices = hosts(g), .max_device_bytes = mem * 64 * 8, .tile = 8}, g);
+            const auto rep = check_run(
+                cs, {.devices = hosts(g), .max_device_bytes = mem * 64 * 8, .tile = 8, .k_split = 1}, g);
             CHECK(rep.regime == regime);
             if (regime == 'c') CHECK(6 * 8 > g * mem);  // C (48 tiles) exceeds all device memory: c2
         }
@@ -253,6 +254,84 @@ TEST_CASE("forced b, c, d and lookahead 0, 1, 2; beta == 0 does not read C") {
             std::fill(cs.c.begin(), cs.c.end(), std::nan(""));
             check_run(cs, {.devices = hosts(g), .tile = 7, .b = 3, .c = 2, .d = 2, .lookahead = la, .regime = 'c'}, g);
         }
+}
+
+TEST_CASE_TEMPLATE("half-depth slabs: every transpose, regime and lookahead, k the slab does not divide", T, float,
+                   double, std::complex<double>) {
+    const Op ops[] = {Op::N, Op::T, Op::C};
+    for (int g = 1; g <= 3; ++g)
+        for (Op oa : ops)
+            for (Op ob : ops) {
+                CAPTURE(g);
+                Case<T> cs(oa, ob, 37, 29, 23, T(1.5), T(-0.5), 7);  // k = 23: slabs of 4, the last 3 deep
+                const auto rep = check_run(cs, {.devices = hosts(g), .tile = 8, .k_split = 2}, g);
+                CHECK(rep.k_split == 2);
+            }
+    // Caps in slabs of 8 x 4: every regime that fits, forced; lookahead 0-2; beta == 0 on NaN C.
+    for (int g = 1; g <= 3; ++g)
+        for (char regime : {'a', 'b', 'c'})
+            for (int la = 0; la <= 2; ++la) {
+                CAPTURE(g);
+                CAPTURE(regime);
+                CAPTURE(la);
+                Case<double> cs(Op::T, Op::N, 45, 61, 53, 2.0, 0.0, 31 + la);
+                std::fill(cs.c.begin(), cs.c.end(), std::nan(""));
+                const auto rep = check_run(cs, {.devices = hosts(g), .max_device_bytes = 220 * 32 * 8, .tile = 8,
+                                                .b = 2, .c = 3, .d = 2, .lookahead = la, .regime = regime, .k_split = 2},
+                                           g);
+                CHECK(rep.regime == regime);
+                CHECK(rep.d == 4);  // d = 2 tiles of depth: 4 slabs
+            }
+    // A split that does not divide the tile, or a negative one: refused, C untouched.
+    Case<double> bad(Op::N, Op::N, 20, 17, 10, 1.0, 2.0, 41);
+    const auto c0 = bad.c;
+    CHECK_THROWS_AS(bad.run({.devices = "host", .tile = 8, .k_split = 3}), cala::Error);
+    CHECK_THROWS_AS(bad.run({.devices = "host", .tile = 8, .k_split = -1}), cala::Error);
+    CHECK_THROWS_AS(bad.run({.devices = "host", .tile = 8, .stream_c = 1, .k_split = 2}), cala::Error);
+    CHECK(bad.c == c0);
+    // Quarter depth (k_split 4) runs through the same engine.
+    Case<double> q(Op::N, Op::T, 37, 29, 23, 1.0, 1.0, 43);
+    CHECK(check_run(q, {.devices = "host,host", .max_device_bytes = 40 * 16 * 8, .tile = 8, .k_split = 4}, 2).k_split ==
+          4);
+}
+
+TEST_CASE("the planner takes half depth where C exceeds the cap and the model says it moves fewer bytes") {
+    // Case c2 of docs/device.md at tile 8: 16 x 16 x 16 tiles, a cap of 64 tiles. Whole tiles fit
+    // b = c = 6 with l = 1 (X = Y = 3 passes: 1536 tiles in); half-depth slabs fit b x c = 48
+    // (X = 2, Y = 3 or X = 3, Y = 2: 2560 slabs = 1280 tiles in, 17% fewer bytes).
+    const std::int64_t cap = 64 * 64 * 8;
+    const cala::device::ChunkedShape whole_shape{16, 16, 16, 1};
+    const auto whole = cala::device::plan_chunked(whole_shape, 8, 64, {});
+    CHECK(whole.b * whole.c == 36);
+    CHECK(cala::device::model_bytes(whole_shape, whole, false, 8) == (1536 + 256) * 64 * 8);
+    for (int g = 1; g <= 2; ++g) {
+        CAPTURE(g);
+        Case<double> cs(Op::N, Op::N, 128, 128, 128, 1.0, 0.0, 47);
+        std::fill(cs.c.begin(), cs.c.end(), std::nan(""));
+        const auto rep = check_run(cs, {.devices = hosts(g), .max_device_bytes = cap, .tile = 8}, g);
+        CHECK(rep.k_split == 2);
+        CHECK(rep.lookahead >= 1);
+        std::int64_t in = 0;
+        for (const auto& d : rep.devices) {
+            in += d.h2d + d.d2d;
+            CHECK(d.peak_bytes <= cap);
+        }
+        if (g == 1) CHECK(in == 2560);
+        const auto shape = cala::device::chunked_shape(128, 128, 128, 8, 2, g);
+        const cala::device::ChunkedPlan plan{8, rep.b, rep.c, rep.d, static_cast<int>(rep.lookahead), rep.regime,
+                                             false, 2};
+        CHECK(20 * cala::device::model_bytes(shape, plan, false, 8) <
+              19 * cala::device::model_bytes(cala::device::chunked_shape(128, 128, 128, 8, 1, g),
+                                             cala::device::plan_chunked({16, 16, 16, g}, 8, 64, {}), false, 8));
+        // Forced whole tiles: the old plan, the same product.
+        Case<double> w(Op::N, Op::N, 128, 128, 128, 1.0, 0.0, 47);
+        CHECK(check_run(w, {.devices = hosts(g), .max_device_bytes = cap, .tile = 8, .k_split = 1}, g).k_split == 1);
+    }
+    // Where C fits, whole tiles stay.
+    Case<double> fits(Op::N, Op::N, 45, 61, 53, 1.0, 0.25, 13);
+    CHECK(check_run(fits, {.devices = "host", .tile = 8}, 1).k_split == 1);
+    // Nothing with half depth fits 3 slabs (C alone takes 2, one product 2 more).
+    CHECK_THROWS_AS(cala::device::plan_half_depth({16, 16, 32, 1}, 8, 3, {}), cala::Error);
 }
 
 TEST_CASE("the model is the seed's equation (1) where the tile and G divide") {

@@ -243,6 +243,31 @@ def main():
         check(p.returncode == 1 and "'gpu'" in p.stderr and p.stderr.count("cannot open device") == 1,
               "potrf --resident gpu: one clear error (rank 0), exit 1 on every rank")
 
+        # device --devices host, case c2 (C 4x the cap, 16x16x16 tiles of 32): the planner's half-depth
+        # slabs (b x c = 48, 2560 slabs in) against forced whole tiles (b = c = 6, 1536 tiles in);
+        # copies == model, the model's bytes 17% fewer, the product checked against the in-core BLAS.
+        plans = {}
+        for split in ("0", "1"):
+            p = run([mpi, "-n", "1", bench, "device", "--devices", "host", "--n", "512", "--tile", "32", "--runs", "1",
+                     "--k-split", split], {"OMP_NUM_THREADS": "1"}, d)
+            ch = [r for r in json_lines(p.stdout) if r.get("impl") == "cala_chunked"]
+            check(p.returncode == 0 and len(ch) == 1, f"device --k-split {split}: one cala_chunked line")
+            if not ch:
+                continue
+            r = ch[0]
+            dev = r["per_device"][0]
+            check(dev["h2d"] == dev["model_h2d"] and dev["d2h"] == dev["model_d2h"] and
+                  dev["peak_bytes"] <= dev["budget_bytes"] and r["check_error"] < 1e-3 and r["case"] == "c2",
+                  f"device --k-split {split}: copies == model, peak under the cap, product right")
+            plans[split] = r
+        if len(plans) == 2:
+            half, whole = plans["0"], plans["1"]
+            check(half["plan"]["k_split"] == 2 and half["plan"]["b"] * half["plan"]["c"] == 48 and
+                  half["per_device"][0]["h2d"] == 2560 and whole["plan"]["k_split"] == 1 and
+                  whole["plan"]["b"] * whole["plan"]["c"] == 36 and whole["per_device"][0]["h2d"] == 1536 and
+                  20 * half["model_bytes_moved"] < 19 * whole["model_bytes_moved"],
+                  "device c2: the planner takes half depth (b x c 48, 2560 slabs) over whole tiles (36, 1536 tiles)")
+
         # --trace with several configurations is refused, clearly
         p = run([mpi, "-n", "1", bench, "potrf", "--n", "64", "--panel", "all", "--trace", os.path.join(d, "x.json")],
                 {"OMP_NUM_THREADS": "1"}, d)
