@@ -12,6 +12,7 @@
 #include "cala/grid3d.hpp"
 #include "cala/resident.hpp"
 #include "cholesky/engine.hpp"
+#include "cholesky/layered.hpp"
 #include "cholesky/plan.hpp"
 #include "cholesky/planner.hpp"
 #include "comm/traffic.hpp"
@@ -129,35 +130,18 @@ index_t run_layered(const CholPlan& plan, const MatrixRef<T>& a, const CholeskyO
     const Grid3D& g3 = grid3d_for(a.grid(), Shape3{plan.p, plan.q, plan.h});
     const Placement user = placement_of(a.grid(), a.layout());
     const Placement compact = chol_compact_placement(plan);
-    const BlockCyclic cl = compact.layout;
-    // This rank's compact share (empty on idle ranks) and its full layer share.
-    const int me = g3.active() ? g3.layer() : -1;
-    const int vr = g3.active() ? me * plan.p + g3.row() : 0;
-    const index_t cm = g3.active() ? cl.rows.local_size(vr) : 0;
-    const index_t cn = g3.active() ? cl.cols.local_size(g3.col()) : 0;
-    const index_t cld = std::max<index_t>(1, cm);
-    Buffer<T> cstore(cm * cn);
-    redistribute_placed(plan.op, g3.comm(), user, a.data(), a.ld(), compact, cstore.data(), cld, false, T(0));
+    const LayeredShares sh(plan, g3);
+    Buffer<T> cstore(sh.cm * sh.cn);
+    redistribute_placed(plan.op, g3.comm(), user, a.data(), a.ld(), compact, cstore.data(), sh.cld, false, T(0));
     index_t info = 0;
     if (g3.active()) {
         const CholGeom& geo = plan.geom;
-        const index_t wm = geo.rows.local_size(g3.row()), wn = geo.cols.local_size(g3.col());
-        const index_t wld = std::max<index_t>(1, wm);
-        Buffer<T> w(wm * wn);
-        kernels::scale(wm, wn, T(0), w.data(), wld);
-        // Block rows of the compact share go to their places in the layer share.
-        auto copy_rows = [&](bool to_layer) {
-            for (index_t i = 0; i < geo.mt(); ++i) {
-                if (geo.ro(i) != g3.row() || geo.home(i) != me) continue;
-                const index_t cr = cl.rows.to_local(geo.start(i)), wr = geo.rows.to_local(geo.start(i));
-                if (to_layer) kernels::copy(Op::N, geo.size(i), cn, cstore.data() + cr, cld, w.data() + wr, wld);
-                else kernels::copy(Op::N, geo.size(i), cn, w.data() + wr, wld, cstore.data() + cr, cld);
-            }
-        };
-        copy_rows(true);
+        Buffer<T> w(sh.wm * sh.wn);
+        kernels::scale(sh.wm, sh.wn, T(0), w.data(), sh.wld);
+        copy_home_rows(plan, g3, sh, cstore.data(), w.data(), true);
         EngineArgs args;
         args.g = geo;
-        args.layer = me;
+        args.layer = g3.layer();
         args.row = g3.row();
         args.col = g3.col();
         args.row_comm = &g3.layer_grid().row_comm();
@@ -167,10 +151,10 @@ index_t run_layered(const CholPlan& plan, const MatrixRef<T>& a, const CholeskyO
         args.panel = o.panel;
         args.panel_threads = o.panel_threads;
         args.devices = dev;
-        info = potrf_engine(args, w.data(), wld);
-        copy_rows(false);
+        info = potrf_engine(args, w.data(), sh.wld);
+        copy_home_rows(plan, g3, sh, cstore.data(), w.data(), false);
     }
-    redistribute_placed(plan.op, g3.comm(), compact, cstore.data(), cld, user, a.data(), a.ld(), false, T(0));
+    redistribute_placed(plan.op, g3.comm(), compact, cstore.data(), sh.cld, user, a.data(), a.ld(), false, T(0));
     return info;
 }
 

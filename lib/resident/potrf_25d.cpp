@@ -18,6 +18,7 @@
 
 #include <algorithm>
 
+#include "cholesky/layered.hpp"
 #include "core/workspace.hpp"
 #include "kernels/blas.hpp"
 #include "matrix/redistribute_impl.hpp"
@@ -45,43 +46,29 @@ index_t resident_potrf_25d(const CholPlan& plan, const Grid3D& g3, const Side<T>
                            int ordinal) {
     device::Device& dev = *a.dev;
     const Placement user = placement_of(*a.grid, a.layout), compact = chol_compact_placement(plan);
-    const BlockCyclic& cl = compact.layout;
-    const int me = g3.active() ? g3.layer() : -1;
-    const index_t cm = g3.active() ? cl.rows.local_size(me * plan.p + g3.row()) : 0;
-    const index_t cn = g3.active() ? cl.cols.local_size(g3.col()) : 0, cld = std::max<index_t>(cm, 1);
+    const LayeredShares sh(plan, g3);
     const index_t um = a.m_loc(), un = a.n_loc(), uld = std::max<index_t>(um, 1);
-    Buffer<T> cstore(cm * cn);
+    Buffer<T> cstore(sh.cm * sh.cn);
     {
         const Buffer<T> src = to_host(dev, static_cast<const T*>(a.data), a.ld, um, un);
-        redistribute_placed(plan.op, g3.comm(), user, src.data(), uld, compact, cstore.data(), cld, false, T(0));
+        redistribute_placed(plan.op, g3.comm(), user, src.data(), uld, compact, cstore.data(), sh.cld, false, T(0));
     }
     index_t info = 0;
     if (g3.active()) {
-        const CholGeom& geo = plan.geom;
-        const index_t wm = geo.rows.local_size(g3.row()), wn = geo.cols.local_size(g3.col());
-        const index_t wld = std::max<index_t>(1, wm);
-        Buffer<T> w(wm * wn);
-        kernels::scale(wm, wn, T(0), w.data(), wld);
-        // Block rows of the compact share to their places in the layer share, and back.
-        auto copy_rows = [&](bool to_layer) {
-            for (index_t i = 0; i < geo.mt(); ++i) {
-                if (geo.ro(i) != g3.row() || geo.home(i) != me) continue;
-                const index_t cr = cl.rows.to_local(geo.start(i)), wr = geo.rows.to_local(geo.start(i));
-                if (to_layer) kernels::copy(Op::N, geo.size(i), cn, cstore.data() + cr, cld, w.data() + wr, wld);
-                else kernels::copy(Op::N, geo.size(i), cn, w.data() + wr, wld, cstore.data() + cr, cld);
-            }
-        };
-        copy_rows(true);
-        const DeviceArray<T> share(dev, wm * wn);
-        to_device(dev, share.data(), wld, w.data(), wm, wn);
-        const Side<T> layer{&g3.layer_grid(), plan.work, &dev, share.data(), wld};
+        const int me = g3.layer();
+        Buffer<T> w(sh.wm * sh.wn);
+        kernels::scale(sh.wm, sh.wn, T(0), w.data(), sh.wld);
+        copy_home_rows(plan, g3, sh, cstore.data(), w.data(), true);
+        const DeviceArray<T> share(dev, sh.wm * sh.wn);
+        to_device(dev, share.data(), sh.wld, w.data(), sh.wm, sh.wn);
+        const Side<T> layer{&g3.layer_grid(), plan.work, &dev, share.data(), sh.wld};
         info = resident_potrf_layer(res_potrf_layer_geom(plan, me, g3.row(), g3.col()), layer, g3.fiber_comm(),
                                     lookahead, nccl, ordinal);
-        w = to_host(dev, static_cast<const T*>(share.data()), wld, wm, wn);
-        copy_rows(false);
+        w = to_host(dev, static_cast<const T*>(share.data()), sh.wld, sh.wm, sh.wn);
+        copy_home_rows(plan, g3, sh, cstore.data(), w.data(), false);
     }
     Buffer<T> dst(um * un);
-    redistribute_placed(plan.op, g3.comm(), compact, cstore.data(), cld, user, dst.data(), uld, false, T(0));
+    redistribute_placed(plan.op, g3.comm(), compact, cstore.data(), sh.cld, user, dst.data(), uld, false, T(0));
     to_device(dev, a.data, a.ld, dst.data(), um, un);
     return info;
 }
