@@ -244,6 +244,17 @@ std::string openblas_core_advice(const std::string& core, const CpuInfo& cpu) {
     return cpu.has_avx512_skx() ? "SkylakeX" : cpu.vendor == CpuInfo::Vendor::Amd ? "Zen" : "Haswell";
 }
 
+std::string openblas_core_candidate(const std::string& core, const CpuInfo& cpu) {
+    if (!cpu.has_avx512_skx()) return {};
+    std::string c;
+    for (const char ch : core) c += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return c == "haswell" || c == "zen" ? "SkylakeX" : "";
+}
+
+bool openblas_candidate_wins(double own_gflops, double candidate_gflops) {
+    return own_gflops > 0 && candidate_gflops > 1.03 * own_gflops;
+}
+
 LibraryChoice choose_blas_library(const std::string& setting, const KernelChoice& kernels,
                                   const std::function<double()>& openblas_rate, const GemmRateFn& blis_rate) {
     LibraryChoice l;

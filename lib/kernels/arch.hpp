@@ -91,6 +91,14 @@ double probe_openblas_gflops(const std::string& path, const ProbeShape& shape = 
 std::array<double, 2> probe_libraries_gflops(const std::string& set, const std::string& path,
                                              const ProbeShape& shape = {});
 
+/// The OpenBLAS at `path` on each of its cores `cores` (OPENBLAS_CORETYPE names) in turn, in one
+/// child process that runs the library's core selection again for each (as the process would at
+/// its start with OPENBLAS_CORETYPE set): one core's DGEMM GF/s on the probe's products, 0 for a
+/// core it does not switch to (not a DYNAMIC_ARCH build, a name it does not know) or where it does
+/// not load; -1 for both where this process has several threads (no fork).
+std::array<double, 2> probe_openblas_cores_gflops(const std::string& path, const std::array<std::string, 2>& cores,
+                                                  const ProbeShape& shape = {});
+
 /// Whether this BLIS has kernel set `name` and `cpu` has its instructions.
 bool kernel_set_runs_on(const std::string& name, const CpuInfo& cpu);
 
@@ -147,6 +155,22 @@ LibraryChoice choose_blas_library(const std::string& setting, const KernelChoice
 /// "Zen" (AMD) or "Haswell". Empty when `core` uses AVX2 already, is not a core OpenBLAS names,
 /// or the CPU has no AVX2 and FMA. Case-insensitive.
 std::string openblas_core_advice(const std::string& core, const CpuInfo& cpu);
+
+/// Where an OpenBLAS runs AVX2 kernels ("Haswell", "Zen"; case-insensitive) on a CPU with skx's
+/// AVX-512 instructions: "SkylakeX", the core worth measuring against them (Debian's OpenBLAS
+/// 0.3.21 knows no Zen 4 or Zen 5 and runs Zen there: 53 GF/s a core on a Zen 5 where BLIS's skx
+/// reached 93). Empty otherwise (a core with AVX-512 already, one without AVX2: the advice above,
+/// a CPU without skx's instructions).
+std::string openblas_core_candidate(const std::string& core, const CpuInfo& cpu);
+
+/// Whether a candidate core's measured DGEMM rate (one core, GF/s) beats the own core's by more
+/// than 3% (a failed measurement, 0, never wins and is never beaten).
+bool openblas_candidate_wins(double own_gflops, double candidate_gflops);
+
+/// The cache keys of the two rates that decide an OpenBLAS's core (openblas_core_candidate): the
+/// own core and the candidate, measured beside each other for the OpenBLAS at `path`.
+std::array<std::string, 2> openblas_core_keys(const std::string& path, const std::string& own,
+                                              const std::string& candidate);
 
 /// The kernel sets of this BLIS build that run on x86-64 (names as BLIS prints them).
 std::vector<std::string> kernel_set_names();

@@ -123,6 +123,31 @@ std::array<double, 2> cached_library_rates(const std::string& set, const std::st
     return r;
 }
 
+// The OpenBLAS at `path` (loaded: `ob`) on AVX2 kernels on a CPU with AVX-512: the candidate core
+// measured beside its own (one child, cached under the lock), and run from now on where it is
+// faster by more than 3% (for the whole process, as the pre-AVX2 rule does). Not where the user
+// set OPENBLAS_CORETYPE or CALA_OPENBLAS_CORETYPE names a core or keeps OpenBLAS's own.
+void upgrade_openblas_core(const std::string& path, const OpenBlas* ob, const CpuInfo& cpu, ProbeLock& lock) {
+    if (ob == nullptr || !env("OPENBLAS_CORETYPE").empty()) return;
+    if (const std::string s = env("CALA_OPENBLAS_CORETYPE"); !s.empty() && s != "auto") return;
+    const std::string own = ob->core, candidate = openblas_core_candidate(own, cpu);
+    if (candidate.empty()) return;
+    const auto keys = openblas_core_keys(path, own, candidate);
+    // The first key's probe measures both and caches the second; the second then reads the cache.
+    const double own_rate = cached_rate(keys[0], lock, [&] {
+        const auto both = probe_openblas_cores_gflops(path, {own, candidate});
+        if (both[1] >= 0) machine_cache_put({{keys[1], std::to_string(both[1])}});
+        return both[0];
+    });
+    const double cand_rate =
+        cached_rate(keys[1], lock, [&] { return probe_openblas_cores_gflops(path, {own, candidate})[1]; });
+    char rates[160];
+    std::snprintf(rates, sizeof rates, "DGEMM %s %.1f, %s %.1f GF/s a core", own.c_str(), own_rate, candidate.c_str(),
+                  cand_rate);
+    if (openblas_candidate_wins(own_rate, cand_rate)) switch_openblas_core(path, candidate, rates);
+    else note_openblas_core_rates(path, rates);
+}
+
 bool verbose_here() {
     const std::string v = env("CALA_VERBOSE");
     if (v.empty() || v == "0") return false;
@@ -193,6 +218,12 @@ std::array<std::string, 2> library_probe_keys(const std::string& set, const std:
     return {"dgemm_gflops_core_" + set + "_beside_" + lib, "dgemm_gflops_core_" + lib};
 }
 
+std::array<std::string, 2> openblas_core_keys(const std::string& path, const std::string& own,
+                                              const std::string& candidate) {
+    const std::string lib = "openblas_" + hash_hex(path + "|" + own).substr(0, 8);
+    return {"dgemm_gflops_core_" + lib + "_core_" + own, "dgemm_gflops_core_" + lib + "_core_" + candidate};
+}
+
 const LoadChoice& load_choice() { return state(); }
 
 void select_kernels_at_load() {
@@ -211,6 +242,7 @@ void select_kernels_at_load() {
     // tile factorizations and the probe all see the same.
     const OpenBlas* held = held_openblas(openblas_path());
     ProbeLock lock;  // held, once taken, until every rate the choices need is in the cache
+    upgrade_openblas_core(openblas_path(), held, cpu, lock);
     try {
         s.choice = choose_kernel_set(env("CALA_BLAS_ARCH"), cpu, [&cpu] { return cached_rates(cpu); },
                                      [&lock](const std::string& set) { return cached_gemm_rate(set, lock); });
@@ -246,7 +278,11 @@ void select_kernels_at_load() {
         std::string why;
         if (const OpenBlas* ob = load_openblas(path, &why)) {
             set_active_openblas(ob);
-            if (!ob->own_core.empty() && ob != held)
+            if (ob != held) upgrade_openblas_core(path, ob, cpu, lock);
+            if (ob != held && !ob->core_rates.empty())
+                s.library.reason += "; its own detection picked " + (ob->own_core.empty() ? ob->core : ob->own_core) +
+                                    " (AVX2), " + ob->core_rates + ": OPENBLAS_CORETYPE=" + ob->core;
+            else if (!ob->own_core.empty() && ob != held)
                 s.library.reason += "; its own detection picked " + ob->own_core + " (no AVX2): OPENBLAS_CORETYPE=" + ob->core;
         } else {  // auto probed it in a child, so only a forced choice can get here as a rule
             s.library.openblas = false;
@@ -257,7 +293,13 @@ void select_kernels_at_load() {
             }
         }
     }
-    if (held != nullptr && !held->own_core.empty())
+    if (held != nullptr && !held->core_rates.empty())
+        s.library.reason += "; the process's OpenBLAS had picked " + (held->own_core.empty() ? held->core : held->own_core) +
+                            " kernels (AVX2) on this AVX-512 CPU, " + held->core_rates + ": " +
+                            (held->own_core.empty() ? "kept"
+                                                    : "cala reran its core selection with OPENBLAS_CORETYPE=" + held->core) +
+                            " (CALA_OPENBLAS_CORETYPE=keep leaves its own)";
+    else if (held != nullptr && !held->own_core.empty())
         s.library.reason += "; the process's OpenBLAS had picked " + held->own_core + " kernels (no AVX2) on this CPU: " +
                             "cala reran its core selection with OPENBLAS_CORETYPE=" + held->core +
                             " (CALA_OPENBLAS_CORETYPE=keep leaves its own)";

@@ -18,6 +18,7 @@
 
 #include <blis.h>
 #include <omp.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/resource.h>
@@ -26,6 +27,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -104,6 +106,42 @@ GemmFn openblas_gemm(const std::string& path) {
         ob->dgemm(cblas::col_major, cblas::no_trans, cblas::no_trans, int(m), int(n), int(k), 1.0, a, int(lda), b,
                   int(ldb), 0.0, c, int(ldc));
     };
+}
+
+// In the child: the OpenBLAS at `path` (the parent's copy where it holds one: no loader lock, so
+// not load_openblas) on one thread, switched to each of `cores` in turn and timed there.
+Rates time_openblas_cores(const std::string& path, const std::array<std::string, 2>& cores, const ProbeShape& shape) {
+    setenv("OPENBLAS_NUM_THREADS", "1", 1);
+    setenv("OMP_NUM_THREADS", "1", 1);
+    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (h == nullptr) h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (h == nullptr) return {0, 0};
+    using Dgemm = void(int, int, int, int, int, int, double, const double*, int, const double*, int, double, double*,
+                       int);
+    auto* dgemm = reinterpret_cast<Dgemm*>(dlsym(h, "cblas_dgemm"));
+    auto* quit = reinterpret_cast<void (*)()>(dlsym(h, "gotoblas_dynamic_quit"));
+    auto* init = reinterpret_cast<void (*)()>(dlsym(h, "gotoblas_dynamic_init"));
+    auto* corename = reinterpret_cast<const char* (*)()>(dlsym(h, "openblas_get_corename"));
+    auto* parallel = reinterpret_cast<int (*)()>(dlsym(h, "openblas_get_parallel"));
+    auto* threads = reinterpret_cast<int (*)()>(dlsym(h, "openblas_get_num_threads"));
+    if (!dgemm || !quit || !init || !corename || !parallel || !threads) return {0, 0};
+    if (parallel() == 2) omp_set_num_threads(1);  // its OpenMP build follows the caller's count
+    else if (threads() != 1) return {0, 0};       // a pool the fork did not copy: no call
+    const GemmFn fn = [dgemm](long m, long n, long k, double* a, long lda, double* b, long ldb, double* c, long ldc) {
+        dgemm(102, 111, 111, int(m), int(n), int(k), 1.0, a, int(lda), b, int(ldb), 0.0, c, int(ldc));
+    };
+    auto lower = [](std::string x) {
+        for (char& ch : x) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        return x;
+    };
+    Rates r{0, 0};
+    for (std::size_t i = 0; i < cores.size(); ++i) {
+        setenv("OPENBLAS_CORETYPE", cores[i].c_str(), 1);
+        quit();
+        init();
+        if (lower(corename()) == lower(cores[i])) r[i] = time_products(shape, {fn, GemmFn{}})[0];
+    }
+    return r;
 }
 
 // The child's whole life: quiet (no core file, nothing on the program's stderr), measure, write,
@@ -190,6 +228,12 @@ double probe_gemm_gflops(const std::string& set, const ProbeShape& shape) {
 double probe_openblas_gflops(const std::string& path, const ProbeShape& shape) {
     if (path.empty() || !valid(shape)) return 0;
     return in_child([&path, &shape] { return time_products(shape, {GemmFn{}, openblas_gemm(path)}); })[1];
+}
+
+std::array<double, 2> probe_openblas_cores_gflops(const std::string& path, const std::array<std::string, 2>& cores,
+                                                  const ProbeShape& shape) {
+    if (path.empty() || !valid(shape)) return {0, 0};
+    return in_child([&] { return time_openblas_cores(path, cores, shape); });
 }
 
 std::array<double, 2> probe_libraries_gflops(const std::string& set, const std::string& path, const ProbeShape& shape) {

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <cctype>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -141,10 +142,22 @@ std::string openblas_path() {
     return p != nullptr && *p != '\0' ? p : "libopenblas.so.0";
 }
 
+namespace {
+// The libraries loaded (kept for the process's life) and the failures. A function's static: libcala's
+// constructor loads OpenBLAS before this file's own statics would be initialized.
+struct Loader {
+    std::mutex m;
+    std::map<std::string, std::unique_ptr<OpenBlas>> loaded;
+    std::map<std::string, std::string> failed;
+};
+Loader& loader() {
+    static Loader l;
+    return l;
+}
+}  // namespace
+
 const OpenBlas* load_openblas(const std::string& path, std::string* why) {
-    static std::mutex m;
-    static std::map<std::string, std::unique_ptr<OpenBlas>> loaded;  // kept for the process's life
-    static std::map<std::string, std::string> failed;
+    auto& [m, loaded, failed] = loader();
     std::lock_guard lock(m);
     if (const auto it = loaded.find(path); it != loaded.end()) return it->second.get();
     if (const auto it = failed.find(path); it != failed.end()) {
@@ -159,6 +172,50 @@ const OpenBlas* load_openblas(const std::string& path, std::string* why) {
         return nullptr;
     }
     return (loaded[path] = std::move(ob)).get();
+}
+
+bool switch_openblas_core(const std::string& path, const std::string& core, const std::string& rates) {
+    auto& l = loader();
+    std::lock_guard lock(l.m);
+    const auto it = l.loaded.find(path);
+    if (it == l.loaded.end()) return false;
+    OpenBlas& ob = *it->second;
+    ob.core_rates = rates;
+    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (h == nullptr) return false;
+    void (*quit)() = nullptr, (*init)() = nullptr;
+    const char* (*name)() = nullptr;
+    std::string missing;
+    bind(h, "gotoblas_dynamic_quit", quit, missing), bind(h, "gotoblas_dynamic_init", init, missing);
+    bind(h, "openblas_get_corename", name, missing);
+    auto lower = [](std::string x) {
+        for (char& ch : x) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        return x;
+    };
+    auto select = [&](const std::string& c) {
+        EnvScope type("OPENBLAS_CORETYPE", c.c_str());
+        quit();
+        init();
+        return lower(name()) == lower(c);
+    };
+    bool now_core = false;
+    if (missing.empty()) {
+        now_core = select(core);
+        // A name it does not know sends it to its own detection: back to the core it ran.
+        if (!now_core) select(ob.core);
+        if (const std::string now = name(); now != ob.core) {
+            if (ob.own_core.empty()) ob.own_core = ob.core;
+            ob.core = now;
+        }
+    }
+    dlclose(h);  // (NOLOAD took a reference)
+    return now_core;
+}
+
+void note_openblas_core_rates(const std::string& path, const std::string& rates) {
+    auto& l = loader();
+    std::lock_guard lock(l.m);
+    if (const auto it = l.loaded.find(path); it != l.loaded.end()) it->second->core_rates = rates;
 }
 
 const OpenBlas* held_openblas(const std::string& path) {

@@ -32,6 +32,10 @@ struct OpenBlas {
     /// = keep, a build with one core): the OPENBLAS_CORETYPE that would fix it. Else empty.
     std::string advice;
     int parallel = 0;    ///< openblas_get_parallel(): 0 serial, 1 pthreads, 2 OpenMP
+    /// Where it ran AVX2 kernels on a CPU with AVX-512 and cala measured a core with AVX-512
+    /// against them (openblas_core_candidate, arch.hpp): the two rates ("Zen 53.1, SkylakeX 93.0
+    /// GF/s a core"). own_core is then set where the candidate won and now runs. Else empty.
+    std::string core_rates;
 
     using cf = std::complex<float>;
     using cd = std::complex<double>;
@@ -77,6 +81,16 @@ const OpenBlas* load_openblas(const std::string& path, std::string* why = nullpt
 /// The OpenBLAS at `path` where the program already holds it (its BLAS or LAPACK is OpenBLAS), else
 /// nullptr; loads nothing new.
 const OpenBlas* held_openblas(const std::string& path);
+
+/// Runs the OpenBLAS at `path` (loaded by load_openblas) on `core` from now on, for the whole
+/// process: its core selection again with OPENBLAS_CORETYPE = core, what a process started with
+/// it set would run. Records `rates` in OpenBlas::core_rates, and the core it had in own_core
+/// where it changed. Returns whether it now runs `core` (false: not loaded, not a DYNAMIC_ARCH
+/// build, or a name it does not know; it then runs what it ran). Not while BLAS calls run.
+bool switch_openblas_core(const std::string& path, const std::string& core, const std::string& rates);
+
+/// Notes the rates that kept the OpenBLAS at `path` on its own core (OpenBlas::core_rates).
+void note_openblas_core_rates(const std::string& path, const std::string& rates);
 
 /// The OpenBLAS cala's kernels run on, or nullptr (BLIS). Set at load (CALA_BLAS, arch.hpp).
 const OpenBlas* active_openblas() noexcept;

@@ -48,11 +48,31 @@ namespace {
             std::fflush(stdout);
             _exit(0);
         }
+        if (what.rfind("cores:", 0) == 0) {  // cores:<own>:<candidate>:<path>
+            const auto c1 = what.find(':', 6), c2 = what.find(':', c1 + 1);
+            const auto both = cala::kernels::probe_openblas_cores_gflops(
+                what.substr(c2 + 1), {what.substr(6, c1 - 6), what.substr(c1 + 1, c2 - c1 - 1)}, small);
+            stop.set_value();
+            if (other.joinable()) other.join();
+            std::printf("probe=%g,%g\n", both[0], both[1]);
+            std::fflush(stdout);
+            _exit(0);
+        }
         const double rate = what.rfind("openblas:", 0) == 0 ? cala::kernels::probe_openblas_gflops(what.substr(9), small)
                                                             : cala::kernels::probe_gemm_gflops(what, small);
         stop.set_value();
         if (other.joinable()) other.join();
         std::printf("probe=%g\n", rate);
+        std::fflush(stdout);
+        _exit(0);
+    }
+    if (const char* core = std::getenv("CALA_TEST_SWITCH")) {  // switch_openblas_core in this process
+        const std::string path = cala::kernels::openblas_path();
+        const cala::kernels::OpenBlas* ob = cala::kernels::load_openblas(path);
+        const std::string before = ob ? ob->core : "";
+        const bool ok = ob && cala::kernels::switch_openblas_core(path, core, "test rates");
+        std::printf("switched=%d before=%s core=%s rates=%s\n", ok ? 1 : 0, before.c_str(), ob ? ob->core.c_str() : "",
+                    ob ? ob->core_rates.c_str() : "");
         std::fflush(stdout);
         _exit(0);
     }
@@ -603,9 +623,19 @@ TEST_CASE("OpenBLAS's core: never left on kernels without AVX2 silently; CALA_OP
     CAPTURE(ob->advice);
     // Here: either on kernels the CPU should run, or the fix is named (a user's OPENBLAS_CORETYPE).
     CHECK((cala::kernels::openblas_core_advice(ob->core, cpu).empty() || !ob->advice.empty()));
-    // Where cala chose the core, it is the advice for the one OpenBLAS picked.
+    // Where cala chose the core, it is the advice for the one OpenBLAS picked, or the AVX-512 core
+    // measured faster than its AVX2 one.
     if (!ob->own_core.empty() && std::getenv("CALA_OPENBLAS_CORETYPE") == nullptr)
-        CHECK(cala::kernels::openblas_core_advice(ob->own_core, cpu) == ob->core);
+        CHECK((cala::kernels::openblas_core_advice(ob->own_core, cpu) == ob->core ||
+               (!ob->core_rates.empty() && cala::kernels::openblas_core_candidate(ob->own_core, cpu) == ob->core)));
+    // A core measured against a candidate (AVX2 kernels on an AVX-512 CPU; Zen 4 and Zen 5 with
+    // Debian's OpenBLAS): the children's cache gets rates that make the same decision.
+    if (!ob->core_rates.empty()) {
+        const std::string measured_own = ob->own_core.empty() ? ob->core : ob->own_core;
+        const auto keys = cala::kernels::openblas_core_keys(cala::kernels::openblas_path(), measured_own,
+                                                             cala::kernels::openblas_core_candidate(measured_own, cpu));
+        seed_child_cache({50.0, 50.0}, {{keys[0].substr(18), 50.0}, {keys[1].substr(18), ob->own_core.empty() ? 50.0 : 90.0}});
+    }
     if (!cpu.has_avx2_fma()) return;
     // Children with CALA_BLAS=openblas: a forced core (Haswell runs on any CPU with AVX2 and FMA),
     // OpenBLAS's own (keep), and the user's OPENBLAS_CORETYPE, which cala leaves alone.
@@ -618,5 +648,69 @@ TEST_CASE("OpenBLAS's core: never left on kernels without AVX2 silently; CALA_OP
     CHECK(keep == "library=openblas " + own + "\n");
     CHECK(user == "library=openblas Haswell\n");
     CHECK(automatic == "library=openblas " + ob->core + "\n");
+    std::filesystem::remove_all(child_cache_dir());
+}
+
+TEST_CASE("OpenBLAS's core: AVX2 kernels on an AVX-512 CPU are measured against SkylakeX, which runs if faster by 3%") {
+    using cala::kernels::openblas_candidate_wins;
+    using cala::kernels::openblas_core_candidate;
+    const CpuInfo skx = avx512_cpu(CpuInfo::Vendor::Intel, 6, 207), hsw = avx2_cpu(CpuInfo::Vendor::Intel, 6, 63);
+    const CpuInfo zen3 = avx2_cpu(CpuInfo::Vendor::Amd, 25, 1), zen5 = avx512_cpu(CpuInfo::Vendor::Amd, 26, 2);
+    // Debian's OpenBLAS 0.3.21 on a Zen 5 (it knows no Zen 4 or 5): Zen, AVX2.
+    CHECK(openblas_core_candidate("Zen", zen5) == "SkylakeX");
+    CHECK(openblas_core_candidate("zen", zen5) == "SkylakeX");
+    CHECK(openblas_core_candidate("Haswell", skx) == "SkylakeX");
+    // No AVX-512 on the CPU, a core with AVX-512 already, or one without AVX2 (the advice's case).
+    for (const char* core : {"Zen", "Haswell"}) {
+        CHECK(openblas_core_candidate(core, zen3).empty());
+        CHECK(openblas_core_candidate(core, hsw).empty());
+    }
+    for (const char* core : {"SkylakeX", "Cooperlake", "SapphireRapids", "Prescott", "Sandybridge", ""}) {
+        CAPTURE(core);
+        CHECK(openblas_core_candidate(core, skx).empty());
+    }
+    // The rule: faster by more than 3%; a failed measurement (0) decides nothing.
+    CHECK(openblas_candidate_wins(53.0, 93.0));
+    CHECK(openblas_candidate_wins(50.0, 51.6));
+    CHECK_FALSE(openblas_candidate_wins(50.0, 51.4));
+    CHECK_FALSE(openblas_candidate_wins(50.0, 45.0));
+    CHECK_FALSE(openblas_candidate_wins(0.0, 90.0));
+    CHECK_FALSE(openblas_candidate_wins(50.0, 0.0));
+    const auto k = cala::kernels::openblas_core_keys("libopenblas.so.0", "Zen", "SkylakeX");
+    CHECK(k[0] != k[1]);
+    CHECK(k[0].rfind("dgemm_gflops_core_openblas_", 0) == 0);
+    CHECK(k[1].size() - k[1].rfind("_SkylakeX") == 9);
+
+    // The probe (a child of a child: the test binary with CALA_TEST_PROBE), and the switch.
+    const CpuInfo cpu = cala::kernels::read_cpu_info();
+    if (!cpu.has_avx2_fma()) return;
+    const std::string path = cala::kernels::openblas_path();
+    REQUIRE(cala::kernels::load_openblas(path) != nullptr);
+    const std::string second = cpu.has_avx512_skx() ? "SkylakeX" : "Haswell";
+    const std::string both = child("CALA_TEST_PROBE=cores:Haswell:" + second + ":" + path);
+    const std::string bogus = child("CALA_TEST_PROBE=cores:Haswell:Zen9:" + path);
+    const std::string absent = child("CALA_TEST_PROBE=cores:Haswell:SkylakeX:/nonexistent/libx.so");
+    const std::string threaded = child("CALA_TEST_PROBE=cores:Haswell:SkylakeX:" + path + " CALA_TEST_PROBE_THREAD=1");
+    const auto rates = [](const std::string& out) {
+        REQUIRE(out.rfind("probe=", 0) == 0);
+        const auto comma = out.find(',');
+        REQUIRE(comma != std::string::npos);
+        return std::pair{std::atof(out.c_str() + 6), std::atof(out.c_str() + comma + 1)};
+    };
+    CAPTURE(both);
+    CHECK(rates(both).first > 0);
+    CHECK(rates(both).second > 0);
+    CHECK(rates(bogus).first > 0);
+    CHECK(rates(bogus).second == 0);  // OpenBLAS does not know it: no rate
+    CHECK(absent == "probe=0,0\n");
+    CHECK(threaded == "probe=-1,-1\n");
+    CHECK(cala::kernels::probe_openblas_cores_gflops(path, {"Haswell", "Zen"}, {16, 8, 16, 16, 2})[0] == 0);
+    const std::string to_haswell = child("CALA_TEST_SWITCH=Haswell");
+    const std::string to_bogus = child("CALA_TEST_SWITCH=Zen9");
+    CHECK(to_haswell.rfind("switched=1 ", 0) == 0);
+    CHECK(to_haswell.find(" core=Haswell rates=test rates\n") != std::string::npos);
+    CHECK(to_bogus.rfind("switched=0 ", 0) == 0);
+    const auto before = to_bogus.substr(to_bogus.find("before=") + 7, to_bogus.find(' ', to_bogus.find("before=")) - to_bogus.find("before=") - 7);
+    CHECK(to_bogus.find(" core=" + before + " ") != std::string::npos);  // the core it ran, kept
     std::filesystem::remove_all(child_cache_dir());
 }
