@@ -43,6 +43,7 @@ struct GetrfArgs {
     std::string grid, compare = "none", type = "d";
     int runs = 5, threads = 0, lookahead = 1;
     std::string variant = "auto";
+    Shape3D grid3d{};  ///< --grid PxQxH: the layered grid (the user's grid is then the squarest)
     bool count_only = false, no_node_shared = false;
     std::string trace, matrix = "random";
     std::string threads_from;
@@ -102,8 +103,12 @@ void run_getrf(const GetrfArgs& args, int p, int q) {
                 if (l.rows.to_global(i, grid.row()) == l.cols.to_global(j, grid.col())) a0.local(i, j) += T(double(n));
     }
     const double flops = (is_complex_v<T> ? 8.0 : 2.0) / 3.0 * double(n) * double(n) * double(n);
-    const LuVariant variant = args.variant == "2D" ? LuVariant::TwoD : args.variant == "1xP" ? LuVariant::OneRow : LuVariant::Auto;
-    const LuOptions opts{.variant = variant, .lookahead = args.lookahead, .node_shared_memory = !args.no_node_shared};
+    const LuVariant variant = args.grid3d.c > 0 || args.variant == "2.5D" ? LuVariant::Layered
+                              : args.variant == "2D"                      ? LuVariant::TwoD
+                              : args.variant == "1xP"                     ? LuVariant::OneRow
+                                                                          : LuVariant::Auto;
+    const LuOptions opts{.variant = variant, .lookahead = args.lookahead, .node_shared_memory = !args.no_node_shared,
+                         .grid3d = args.grid3d};
 
     nlohmann::ordered_json sref;
     double scalapack_best = 0;
@@ -126,12 +131,14 @@ void run_getrf(const GetrfArgs& args, int p, int q) {
                                    info = getrf<T>(a, ipiv, opts);
                                    tr = traffic();
                                });
-    const Cost model = getrf_cost(a.layout(), opts, grid.row(), grid.col(), sizeof(T), is_complex_v<T>, ipiv);
+    const Cost model = getrf_cost(a.layout(), opts, grid.order(), grid.comm().rank(), sizeof(T), is_complex_v<T>, ipiv);
+    const Shape3D g3 = getrf_grid(a.layout(), opts, sizeof(T));
     const std::int64_t mismatch =
         (tr.words() != model.words || tr.words_recv != model.words_recv || tr.msgs() != model.msgs) ? 1 : 0;
     nlohmann::ordered_json j = {
         {"bench", "getrf"}, {"type", args.type}, {"n", n}, {"nb", nb},
         {"grid", std::to_string(p) + "x" + std::to_string(q)}, {"matrix", args.matrix}, {"variant", to_string(getrf_variant(a.layout(), opts, sizeof(T)))},
+        {"grid3d", std::to_string(g3.p) + "x" + std::to_string(g3.q) + "x" + std::to_string(g3.c)},
         {"lookahead", args.lookahead}, {"node_shared", !args.no_node_shared}, {"ranks", grid.comm().size()}, {"threads", args.threads},
         {"threads_from", args.threads_from}, {"runs", args.count_only ? 1 : args.runs}, {"info", info},
         {"words_max", max_over_ranks(tr.words(), comm)}, {"words_model_max", max_over_ranks(model.words, comm)},
@@ -165,9 +172,15 @@ void run(const GetrfArgs& in) {
     if (args.grid.empty()) {
         std::tie(p, q) = Grid2D::squarest(size);
     } else {
-        char x = 0, extra = 0;
-        if (std::sscanf(args.grid.c_str(), "%d%c%d%c", &p, &x, &q, &extra) != 3 || p < 1 || q < 1)
-            throw CLI::ValidationError("--grid", "is '" + args.grid + "', expected PxQ");
+        char x = 0, y = 0, extra = 0;
+        int h = 0;
+        const int got = std::sscanf(args.grid.c_str(), "%d%c%d%c%d%c", &p, &x, &q, &y, &h, &extra);
+        if (got == 5 && h >= 1 && p >= 1 && q >= 1) {  // PxQxH: the layered grid, on the squarest user grid
+            args.grid3d = {p, q, h};
+            std::tie(p, q) = Grid2D::squarest(size);
+        } else if (got != 3 || p < 1 || q < 1) {
+            throw CLI::ValidationError("--grid", "is '" + args.grid + "', expected PxQ or PxQxH");
+        }
     }
     if (p * q != size)
         throw CLI::ValidationError("--grid", std::to_string(p) + "x" + std::to_string(q) + " needs " +
@@ -187,12 +200,12 @@ void add_getrf_command(CLI::App& app) {
     auto* cmd = app.add_subcommand("getrf", "LU: cala::getrf (CALU) vs ScaLAPACK's p?getrf");
     cmd->add_option("--n", args->n, "order of A")->check(CLI::NonNegativeNumber)->capture_default_str();
     cmd->add_option("--nb", args->nb, "block size of A")->check(CLI::PositiveNumber)->capture_default_str();
-    cmd->add_option("--grid", args->grid, "process grid PxQ of A (default: the squarest)");
+    cmd->add_option("--grid", args->grid, "process grid PxQ of A (default: the squarest), or PxQxH: the 2.5D variant on that grid");
     cmd->add_option("--runs", args->runs, "reported runs (after one warm-up)")->check(CLI::PositiveNumber)->capture_default_str();
     cmd->add_option("--threads", args->threads, "OpenMP threads per rank (default: OpenMP's max)")->check(CLI::NonNegativeNumber);
     cmd->add_option("--lookahead", args->lookahead, "0 or 1")->capture_default_str();
-    cmd->add_option("--variant", args->variant, "auto, 2D (the user's grid) or 1xP (a p x 1 grid's matrix on the 1 x p grid of its ranks)")
-        ->check(CLI::IsMember({"auto", "2D", "1xP"}))
+    cmd->add_option("--variant", args->variant, "auto, 2D (the user's grid), 1xP (a p x 1 grid's matrix on the 1 x p grid of its ranks) or 2.5D (layers: the planner's grid unless --grid PxQxH)")
+        ->check(CLI::IsMember({"auto", "2D", "1xP", "2.5D"}))
         ->capture_default_str();
     cmd->add_option("--compare", args->compare, "reference to run on the same data")
         ->check(CLI::IsMember({"none", "scalapack"}))->capture_default_str();

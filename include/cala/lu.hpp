@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "cala/gemm.hpp"
 #include "cala/matrix.hpp"
 #include "cala/model.hpp"
 
@@ -34,6 +35,16 @@ enum class LuVariant {
     /// every rank takes part in every panel). Counted in the traffic and the model. On other
     /// grids, the same as TwoD. docs/lu.md.
     OneRow,
+    /// 2.5D (after COnfLUX and Solomonik and Demmel's 2.5D LU): h layers of p x q ranks
+    /// (LuOptions::grid3d, or the planner's: the h dividing the ranks whose model moves the fewest
+    /// words per rank under memory_limit_bytes). Layer 0 takes A, the others start from zero: each
+    /// layer holds a share of the trailing matrix that sums to it. Each step sums the panel and the
+    /// U block row over the h layers (one all-reduce each), factors them on every layer alike (the
+    /// same tournament, the same pivots), and each layer updates with its own slice of the step's
+    /// kb columns of L21 and rows of U12, so L21 and U12 travel in slices of kb/h. Layer 0's factors
+    /// are returned. Only where asked: the planner's Auto keeps 2D (docs/lu.md: 2.5D LU pays off
+    /// from a few hundred ranks up).
+    Layered,
 };
 const char* to_string(LuVariant v) noexcept;
 
@@ -50,6 +61,9 @@ struct LuOptions {
     /// multiplies from there. The traffic counted (and modeled) is the broadcasts'. False: the
     /// broadcasts.
     bool node_shared_memory = true;
+    /// LuVariant::Layered: the p x q x h grid over A's ranks (p·q·h <= their number; the others
+    /// wait). {0, 0, 0}: the planner's. Must be zero with the other variants.
+    Shape3D grid3d = {};
 };
 
 /// LU factorization A = P·L·U of the m x n matrix A with tournament pivoting (CALU): L unit
@@ -77,15 +91,22 @@ template <class T>
 void getrs(Op op, const MatrixRef<T>& a, const std::vector<index_t>& ipiv, const MatrixRef<T>& b);
 
 /// The variant cala::getrf runs on a matrix of this layout under these options (Auto resolved):
-/// TwoD or OneRow. The same on every rank. @throws cala::Error for options getrf would reject.
+/// TwoD, OneRow or Layered. The same on every rank. @throws cala::Error for options getrf would reject.
 LuVariant getrf_variant(const BlockCyclic& a, const LuOptions& opts, std::size_t elem_size);
+/// The p x q x h grid a Layered getrf runs on (grid3d, or the planner's); {p, q, 1} of A's grid
+/// for the other variants.
+Shape3D getrf_grid(const BlockCyclic& a, const LuOptions& opts, std::size_t elem_size);
 
 /// Cost of cala::getrf on process (row, col) of the grid: words, messages, flops and workspace.
 /// The interchanges move only the rows that change place, so the traffic follows the pivots:
 /// given `ipiv` (as getrf returned it) the count is exact; without it (empty), every step's
 /// interchanges are counted at kb rows each way between the diagonal block's process row and
 /// every other one, an upper bound. Flops and workspace do not depend on the pivots.
+/// A Layered plan counts process (row, col) as rank row·q + col (a row-major grid); the overload
+/// below takes the rank and the grid's order.
 Cost getrf_cost(const BlockCyclic& a, const LuOptions& opts, int row, int col, std::size_t elem_size,
+                bool is_complex, std::span<const index_t> ipiv = {});
+Cost getrf_cost(const BlockCyclic& a, const LuOptions& opts, GridOrder order, int rank, std::size_t elem_size,
                 bool is_complex, std::span<const index_t> ipiv = {});
 /// Cost of cala::getrs on process (row, col) of the grid: exact given `ipiv`, an upper bound
 /// without (as for getrf_cost).

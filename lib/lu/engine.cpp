@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <complex>
+#include <tuple>
 #include <utility>
 
 #include <optional>
@@ -43,7 +44,8 @@ public:
     LuEngine(const LuArgs& args, T* a, index_t lda, std::vector<index_t>& ipiv)
         : g_(args.g), r_(args.row), c_(args.col), rowc_(*args.row_comm), colc_(*args.col_comm), a_(a), lda_(lda),
           ipiv_(ipiv), la_(args.lookahead > 0), m_loc_(g_.rows.local_size(r_)), n_loc_(g_.cols.local_size(c_)),
-          node_shared_(args.node_shared) {}
+          node_shared_(args.node_shared && args.layers == 1), fiber_(args.fiber), layer_(args.layer),
+          layers_(args.layers) {}
 
     index_t run() {
         ipiv_.assign(static_cast<std::size_t>(g_.kmax()), 0);
@@ -76,6 +78,7 @@ public:
         }
         for (Step& s : st_) retire(s);
         if (node_) node_->finish();
+        // Layered: every layer holds the same factors then (each returns its home block rows).
         if (g_.p() == 1) swap_left();
         else permute_left();
         return info_;
@@ -88,6 +91,7 @@ private:
         index_t lr0 = 0, lc0 = 0;     // local row / column of (k0, k0) on its owners
         index_t lrb = 0, mrest = 0;   // my local rows below the diagonal block
         index_t lcr = 0, nrest = 0;   // my local columns right of the panel
+        index_t so = 0, sw = 0;       // this layer's slice of the kb columns of L21 (rows of U12)
         Buffer<T> top, lb, ub;        // L11\U11, interchanges, zero pivot; L21 (mrest x kb); U12 (kb x nrest)
         T* lp = nullptr;              // L21: lb, or in the step's node-shared slot (after top)
         Request rtop, rl, ru;
@@ -131,6 +135,7 @@ private:
         s.mrest = m_loc_ - s.lrb;
         s.lcr = g_.col_from(s.k0 + s.kb, c_);
         s.nrest = n_loc_ - s.lcr;
+        std::tie(s.so, s.sw) = lu_slice(s.kb, layer_, layers_);
         // Sized once for the first (largest) step, then reused.
         if (s.top.size() < s.kb * (s.kb + 2) + 1) s.top = Buffer<T>(s.kb * (s.kb + 2) + 1);
         if (node_) {  // L21 after top in the step's slot, at a whole cache line
@@ -153,6 +158,9 @@ private:
         const index_t kb = s.kb, words = kb * (kb + 2);
         if (c_ == s.pc) {
             T* pan = a_ + s.lc0 * lda_;
+            // Layered: the panel's rows from k0 down summed over the layers (each holds a share).
+            const index_t top_row = g_.row_from(s.k0, r_);
+            fiber_sum(m_loc_ - top_row, kb, a_ + top_row + s.lc0 * lda_, "panel");
             if (g_.p() == 1) {
                 std::vector<index_t> piv;
                 Span sp(Kind::Panel, "getrf");
@@ -199,7 +207,7 @@ private:
         // need only the interchanges and the zero pivot.
         const bool full = r_ == s.pr;
         s.rtop = rowc_.ibcast(s.top.data() + (full ? 0 : kb * kb), full ? words + 1 : 2 * kb + 1, s.pc);
-        s.rl = rowc_.ibcast(s.lb.data(), s.mrest * kb, s.pc);
+        s.rl = rowc_.ibcast(s.lb.data() + s.so * s.mrest, s.mrest * s.sw, s.pc);
     }
 
     // I (along the row) in, X on the other columns, P (U12), B (U12 down the column), both in.
@@ -224,11 +232,12 @@ private:
         exchange_rows(g_.rows, r_, colc_, kb, step_moves(ipiv_, s.k0, kb), a_, lda_, cols, xw_);
         if (r_ == s.pr && s.nrest > 0) {
             T* u12 = a_ + s.lr0 + s.lcr * lda_;
+            fiber_sum(kb, s.nrest, u12, "U12");  // layered: the block row summed over the layers
             Span sp(Kind::Trsm, "U12");
             kernels::trsm(true, true, Op::N, true, kb, s.nrest, T(1), s.top.data(), kb, u12, lda_);
-            kernels::copy(Op::N, kb, s.nrest, u12, lda_, s.ub.data(), kb);
+            kernels::copy(Op::N, s.sw, s.nrest, u12 + s.so, lda_, s.ub.data(), std::max<index_t>(1, s.sw));
         }
-        s.ru = colc_.ibcast(s.ub.data(), kb * s.nrest, s.pr);
+        s.ru = colc_.ibcast(s.ub.data(), s.sw * s.nrest, s.pr);
         Span sp(Kind::Wait, "L21, U12");
         if (c_ != s.pc) s.rl.wait();
         if (r_ != s.pr) s.ru.wait();
@@ -272,7 +281,7 @@ private:
 
     // U on my columns [c0, c1) (local, right of the panel): row chunks with MPI polled between.
     void update(const Step& s, index_t c0, index_t c1) {
-        const index_t nc = c1 - c0, kb = s.kb, m = s.mrest;
+        const index_t nc = c1 - c0, kb = s.sw, m = s.mrest;  // kb: this layer's slice of the step
         if (nc <= 0 || m == 0 || kb == 0) return;
         const index_t ldl = std::max<index_t>(1, m);
         // Node-shared slots: nothing in flight needs polling.
@@ -280,10 +289,23 @@ private:
                                     : std::max<index_t>(256, ((index_t{1} << 24) / std::max<index_t>(1, nc * kb) + 15) / 16 * 16);
         for (index_t i = 0; i < m; i += chunk) {
             Span sp(Kind::Gemm, "update");
-            kernels::gemm(Op::N, Op::N, std::min(chunk, m - i), nc, kb, T(-1), s.lp + i, ldl,
+            kernels::gemm(Op::N, Op::N, std::min(chunk, m - i), nc, kb, T(-1), s.lp + s.so * ldl + i, ldl,
                           s.ub.data() + (c0 - s.lcr) * kb, kb, T(1), a_ + s.lrb + i + c0 * lda_, lda_);
             poll();
         }
+    }
+
+    // Layered: the m x n block at a (ld lda_) summed over the fiber, in place (packed: one
+    // message of m·n words each way).
+    void fiber_sum(index_t m, index_t n, T* a, const char* what) {
+        if (layers_ == 1 || m == 0 || n == 0) return;
+        if (fsum_.size() < m * n) fsum_ = Buffer<T>(m * n);
+        kernels::copy(Op::N, m, n, a, lda_, fsum_.data(), m);
+        {
+            Span sp(Kind::Bcast, what);
+            fiber_->iallreduce_sum(fsum_.data(), m * n).wait();
+        }
+        kernels::copy(Op::N, m, n, fsum_.data(), m, a, lda_);
     }
 
     void poll() {
@@ -306,6 +328,9 @@ private:
     ExchangeBuffers<T> xw_;
     bool node_shared_;
     std::optional<NodeSlots> node_;
+    const Comm* fiber_;
+    int layer_, layers_;
+    Buffer<T> fsum_;
 };
 
 }  // namespace

@@ -21,7 +21,20 @@ struct LuArgs {
     int lookahead = 1;
     /// 1 x q grids on one node: the row broadcasts through node-shared slots (engine.cpp).
     bool node_shared = false;
+    /// Layered (2.5D, LuVariant::Layered): this rank is layer `layer` of `layers` identical
+    /// p x q grids; `fiber` holds the ranks at my (row, col) of every layer (rank == layer). Each
+    /// layer holds a share of the trailing matrix that sums to it; each step sums the panel and
+    /// the U block row over the fiber before they are used, and layer h updates with its slice of
+    /// the step's kb columns of L21 (and rows of U12): engine.cpp.
+    const Comm* fiber = nullptr;
+    int layer = 0, layers = 1;
 };
+
+/// Layer h of `layers`: its slice [first, first + count) of a step's kb columns.
+inline std::pair<index_t, index_t> lu_slice(index_t kb, int layer, int layers) {
+    const index_t first = kb * layer / layers;
+    return {first, kb * (layer + 1) / layers - first};
+}
 
 /// Factors the local array a (ld lda, layout a.g on this rank). Fills ipiv (min(m, n) global
 /// 0-based interchanges, the same on every rank) and returns LAPACK's info (the same on every

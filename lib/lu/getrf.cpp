@@ -10,6 +10,7 @@
 #include "core/check.hpp"
 #include "gemm/driver.hpp"
 #include "lu/engine.hpp"
+#include "kernels/blas.hpp"
 #include "lu/plan.hpp"
 #include "matrix/one_row.hpp"
 #include "matrix/redistribute_impl.hpp"
@@ -20,6 +21,7 @@ const char* to_string(LuVariant v) noexcept {
     switch (v) {
         case LuVariant::TwoD: return "2D";
         case LuVariant::OneRow: return "1xP";
+        case LuVariant::Layered: return "2.5D";
         default: return "auto";
     }
 }
@@ -27,7 +29,7 @@ const char* to_string(LuVariant v) noexcept {
 namespace detail {
 
 std::string lu_options_error(const char* fn, const LuOptions& o) {
-    if (o.variant < LuVariant::Auto || o.variant > LuVariant::OneRow)
+    if (o.variant < LuVariant::Auto || o.variant > LuVariant::Layered)
         return cat(fn, ": variant is ", static_cast<int>(o.variant), ", not an LuVariant");
     if (o.lookahead < 0) return cat(fn, ": lookahead must be >= 0, got ", o.lookahead);
     if (o.memory_limit_bytes < 0) return cat(fn, ": memory_limit_bytes must be >= 0, got ", o.memory_limit_bytes);
@@ -43,6 +45,8 @@ std::string lu_layout_error(const char* fn, const BlockCyclic& l) {
     return {};
 }
 
+std::string lu_grid_error(const char* fn, const BlockCyclic& a, const LuOptions& o);  // model.cpp
+
 LuGeom lu_geom(const BlockCyclic& l) { return LuGeom{l.rows, l.cols}; }
 
 namespace {
@@ -53,6 +57,7 @@ std::string check_getrf(const MatrixRef<T>& a, const LuOptions& o) {
     if (e.empty()) e = check_local("getrf", "A", a);
     if (e.empty()) e = lu_layout_error("getrf", a.layout());
     if (e.empty()) e = lu_options_error("getrf", o);
+    if (e.empty()) e = lu_grid_error("getrf", a.layout(), o);
     return e;
 }
 
@@ -92,6 +97,58 @@ LuArgs lu_args(const Grid2D& g, const BlockCyclic& l, const LuOptions& o) {
     return args;
 }
 
+// Layered: block row i of A homed on layer (i mod h·p) / p (compact_placement: one move of about
+// m·n/P words per rank in, and one out), zero elsewhere, so that the layers' shares sum to A; each
+// layer's engine with the fiber; then every layer holds the same factors and sends its home block
+// rows back. Ranks beyond the grid only take part in the moves; they get the pivots and info from
+// rank 0 (every layer has them).
+template <class T>
+index_t run_layered(const MatrixRef<T>& a, const LuPlan& plan, const LuOptions& o, std::vector<index_t>& ipiv) {
+    const int p = plan.work.p(), q = plan.work.q(), h = plan.h;
+    const Grid3D& g3 = grid3d_for(a.grid(), Shape3{p, q, h});
+    const Placement compact = lu_compact_placement(plan), user = placement_of(a.grid(), a.layout());
+    const BlockCyclic& cl = compact.layout;
+    const bool on = g3.active();
+    const index_t cm = on ? cl.rows.local_size(g3.layer() * p + g3.row()) : 0, cn = on ? cl.cols.local_size(g3.col()) : 0;
+    const index_t cld = std::max<index_t>(1, cm);
+    Buffer<T> cstore(cm * cn);
+    redistribute_placed(Op::N, g3.comm(), user, a.data(), a.ld(), compact, cstore.data(), cld, false, T(0));
+    index_t info = 0;
+    if (on) {
+        const Dist1D& rows = plan.work.rows;
+        const index_t wm = rows.local_size(g3.row()), wn = plan.work.cols.local_size(g3.col());
+        const index_t wld = std::max<index_t>(1, wm);
+        Buffer<T> w(wm * wn);
+        kernels::scale(wm, wn, T(0), w.data(), wld);
+        // My home block rows between the compact share and the layer's share.
+        auto copy_home = [&](bool to_layer) {
+            for (index_t i = 0; i < rows.num_blocks(); ++i) {
+                if (rows.block_owner(i) != g3.row() || lu_home(plan, i) != g3.layer()) continue;
+                const index_t g0 = rows.block_start(i), sz = rows.block_size(i);
+                T* c = cstore.data() + cl.rows.to_local(g0);
+                T* x = w.data() + rows.to_local(g0);
+                if (to_layer) kernels::copy(Op::N, sz, wn, c, cld, x, wld);
+                else kernels::copy(Op::N, sz, wn, x, wld, c, cld);
+            }
+        };
+        copy_home(true);
+        LuArgs args = lu_args(g3.layer_grid(), plan.work, o);
+        args.fiber = &g3.fiber_comm();
+        args.layer = g3.layer();
+        args.layers = h;
+        info = getrf_engine(args, w.data(), wld, ipiv);
+        copy_home(false);
+    }
+    redistribute_placed(Op::N, g3.comm(), compact, static_cast<const T*>(cstore.data()), cld, user, a.data(), a.ld(),
+                        false, T(0));
+    if (g3.comm().size() > p * q * h) {
+        ipiv.resize(static_cast<std::size_t>(std::min(a.m(), a.n())));
+        g3.comm().ibcast(&info, 1, 0).wait();
+        g3.comm().ibcast(ipiv.data(), static_cast<std::int64_t>(ipiv.size()), 0).wait();
+    }
+    return info;
+}
+
 }  // namespace
 }  // namespace detail
 
@@ -105,11 +162,13 @@ index_t getrf(const MatrixRef<T>& a, std::vector<index_t>& ipiv, const LuOptions
         plan = lu_plan(a.layout(), opts, sizeof(T));
         // The plan too: CALA_MAX_MEMORY_MB may differ between ranks.
         const std::int64_t o[] = {static_cast<std::int64_t>(opts.variant), opts.lookahead, opts.memory_limit_bytes,
-                                  opts.node_shared_memory ? 1 : 0, static_cast<std::int64_t>(plan.variant)};
+                                  opts.node_shared_memory ? 1 : 0, static_cast<std::int64_t>(plan.variant),
+                                  plan.work.p(), plan.work.q(), plan.h};
         fp = fingerprint(fingerprint(0x4c55, o, sizeof o), a.layout());
     }
     a.grid().comm().agree(err, fp, "getrf");
     if (!plan.convert()) return getrf_engine(lu_args(a.grid(), a.layout(), opts), a.data(), a.ld(), ipiv);
+    if (plan.variant == LuVariant::Layered) return run_layered(a, plan, opts, ipiv);
     // OneRow: the 1 x p grid of the same ranks (rank r, process row r here, is its column r).
     return on_one_row(a, grid3d_for(a.grid(), Shape3{1, a.grid().p(), 1}), plan.work, [&](const MatrixRef<T>& w) {
         return getrf_engine(lu_args(w.grid(), w.layout(), opts), w.data(), w.ld(), ipiv);

@@ -6,6 +6,7 @@
 // process row.
 
 #include <algorithm>
+#include <cstdlib>
 #include <span>
 #include <string>
 
@@ -13,16 +14,19 @@
 #include "cala/lu.hpp"
 #include "comm/node_slots.hpp"
 #include "core/check.hpp"
+#include "lu/engine.hpp"
 #include "lu/geometry.hpp"
 #include "lu/plan.hpp"
 #include "model/one_row.hpp"
 #include "model/check.hpp"
+#include "model/costs.hpp"
 
 namespace cala {
 
 namespace detail {
 std::string lu_options_error(const char* fn, const LuOptions& o);
 std::string lu_layout_error(const char* fn, const BlockCyclic& l);
+std::string lu_grid_error(const char* fn, const BlockCyclic& a, const LuOptions& o);
 }  // namespace detail
 
 namespace {
@@ -65,6 +69,12 @@ struct Tally {
         c.words += w;
         c.words_recv += w;
     }
+    void allreduce(std::int64_t w, int s) {
+        if (s <= 1 || w == 0) return;
+        c.msgs += 2;
+        c.words += 2 * w;
+        c.words_recv += w;
+    }
 };
 
 // The interchanges of step [k0, k0 + kb) on w local columns of process row `row` (exchange_rows):
@@ -98,9 +108,10 @@ void exchange(Tally& t, const Dist1D& rows, std::span<const index_t> ipiv, index
 
 namespace {
 
-// The engine on layout a (the plan's work layout), process (row, col) of its grid.
+// The engine on layout a (the plan's work layout), process (row, col) of its grid, layer `layer` of
+// `layers` (Layered: the fiber sums and the slices of L21 and U12).
 Cost engine_cost(const BlockCyclic& a, const LuOptions& opts, int row, int col, std::size_t elem_size, bool is_complex,
-                 std::span<const index_t> ipiv) {
+                 std::span<const index_t> ipiv, int layer = 0, int layers = 1) {
     const detail::LuGeom g{a.rows, a.cols};
     const int p = g.p(), q = g.q();
     const index_t m_loc = g.rows.local_size(row), n_loc = g.cols.local_size(col);
@@ -114,7 +125,11 @@ Cost engine_cost(const BlockCyclic& a, const LuOptions& opts, int row, int col, 
         const std::int64_t words = kb * (kb + 2);
         const index_t mr = m_loc - g.row_from(k0, row);
         const index_t mrest = m_loc - g.row_from(k0 + kb, row), nrest = n_loc - g.col_from(k0 + kb, col);
+        const index_t sw = detail::lu_slice(kb, layer, layers).second;
         std::int64_t live = words;
+        if (col == pc) t.allreduce(mr * kb, layers);  // layered: the panel summed over the layers
+        if (row == pr) t.allreduce(kb * nrest, layers);  // and the U block row
+        if (layers > 1) peak = std::max<std::int64_t>(peak, std::max(col == pc ? mr * kb : 0, row == pr ? kb * nrest : 0));
         if (col == pc) {
             // T: the tree (each message kb x (kb+2)), local getrf and one getrf per merge.
             const auto role = g.tree_role(l, row);
@@ -136,9 +151,9 @@ Cost engine_cost(const BlockCyclic& a, const LuOptions& opts, int row, int col, 
         if (col == pc) exchange(t, g.rows, ipiv, k0, kb, kb, row);
         exchange(t, g.rows, ipiv, k0, kb, nrest, row);
         if (row == pr) t.c.flops += fm / 2 * double(kb) * double(kb) * double(nrest);
-        t.bcast(mrest * kb, q, col == pc);
-        t.bcast(kb * nrest, p, row == pr);
-        t.c.flops += fm * double(mrest) * double(nrest) * double(kb);
+        t.bcast(mrest * sw, q, col == pc);
+        t.bcast(sw * nrest, p, row == pr);
+        t.c.flops += fm * double(mrest) * double(nrest) * double(sw);
         live = std::max<std::int64_t>(live, words + 2 * kb * n_loc);
         live = std::max<std::int64_t>(live, words + mrest * kb + kb * nrest);
         peak = std::max(peak, live);
@@ -194,9 +209,108 @@ Cost engine_cost(const BlockCyclic& a, const LuOptions& opts, int row, int col, 
 
 }  // namespace
 
+namespace {
+
+BlockCyclic layer_layout(const BlockCyclic& a, int p, int q) {
+    return BlockCyclic(a.m(), a.n(), a.rows.nb, a.cols.nb, p, q);
+}
+
+std::int64_t memory_limit(const LuOptions& o) {
+    if (o.memory_limit_bytes > 0) return o.memory_limit_bytes;
+    const char* e = std::getenv("CALA_MAX_MEMORY_MB");
+    return e ? static_cast<std::int64_t>(std::atof(e) * 1048576.0) : 0;
+}
+
+// A Layered plan on rank `rank` of A's ranks (its grid in `order`): A onto layer 0 and back, the
+// engine on layer rank / (p·q); ranks beyond p·q·h only take part in the moves.
+Cost layered_cost(const BlockCyclic& a, const detail::LuPlan& plan, const LuOptions& o, GridOrder order, int rank,
+                  std::size_t elem_size, bool is_complex, std::span<const index_t> ipiv) {
+    using namespace detail;
+    const Placement user = user_placement(a, order), compact = lu_compact_placement(plan);
+    const RedistTraffic in = redist_traffic(RedistGeometry(Op::N, a, compact.layout), user, compact, rank);
+    const RedistTraffic out = redist_traffic(RedistGeometry(Op::N, compact.layout, a), compact, user, rank);
+    const auto es = static_cast<std::int64_t>(elem_size);
+    Cost c;
+    const std::int64_t buffers = std::max(in.send_total + in.recv_others, out.send_total + out.recv_others) * es;
+    const int p = plan.work.p(), q = plan.work.q();
+    if (rank < p * q * plan.h) {
+        const int r = (rank / q) % p, col = rank % q;
+        const int layer = rank / (p * q);
+        c = engine_cost(plan.work, o, r, col, elem_size, is_complex, ipiv, layer, plan.h);
+        c.extra_bytes = (local_elems(compact.layout, layer * p + r, col) + local_elems(plan.work, r, col)) * es +
+                        std::max(buffers, c.extra_bytes);
+    } else {
+        c.extra_bytes = buffers;
+    }
+    c.words += in.words + out.words;
+    c.words_recv += in.recv_others + out.recv_others;
+    c.msgs += in.msgs + out.msgs;
+    // Ranks beyond the grid: info and the pivots broadcast from rank 0 to all of A's ranks.
+    if (const int all = a.p() * a.q(); all > p * q * plan.h) {
+        Tally t;
+        t.bcast(1, all, rank == 0);
+        t.bcast(std::min(a.m(), a.n()), all, rank == 0);
+        c.words += t.c.words, c.words_recv += t.c.words_recv, c.msgs += t.c.msgs;
+    }
+    return c;
+}
+
+// The planner's layered grid: every h >= 2 dividing A's ranks, the squarest p x q of the rest;
+// the fewest words on the busiest rank (the model without pivots: the interchanges at their most)
+// under the memory limit, the fewer layers on a tie. One rank: 1 x 1 x 1.
+detail::LuPlan layered_plan(const BlockCyclic& a, const LuOptions& o, std::size_t elem_size) {
+    const int P = a.p() * a.q();
+    if (o.grid3d.p > 0) return {LuVariant::Layered, layer_layout(a, o.grid3d.p, o.grid3d.q), o.grid3d.c};
+    if (P == 1) return {LuVariant::Layered, layer_layout(a, 1, 1), 1};
+    const std::int64_t limit = memory_limit(o);
+    detail::LuPlan best;
+    std::int64_t best_words = -1;
+    for (int h = 2; h <= P; ++h) {
+        if (P % h != 0) continue;
+        const int pq = P / h;
+        int p = 1;
+        for (int d = 1; d * d <= pq; ++d)
+            if (pq % d == 0) p = d;
+        const detail::LuPlan plan{LuVariant::Layered, layer_layout(a, p, pq / p), h};
+        std::int64_t words = 0, mem = 0;
+        for (int rank = 0; rank < P; ++rank) {
+            const Cost c = layered_cost(a, plan, o, GridOrder::RowMajor, rank, elem_size, false, {});
+            words = std::max(words, c.words), mem = std::max(mem, c.extra_bytes);
+        }
+        if (limit > 0 && mem > limit) continue;
+        if (best_words < 0 || words < best_words) best = plan, best_words = words;
+    }
+    if (best_words < 0)
+        throw Error(detail::cat("getrf: no layered grid over ", P, " ranks fits memory_limit_bytes = ", limit));
+    return best;
+}
+
+}  // namespace
+
 namespace detail {
 
+std::string lu_grid_error(const char* fn, const BlockCyclic& a, const LuOptions& o) {
+    const Shape3D& g = o.grid3d;
+    if (g.p == 0 && g.q == 0 && g.c == 0) return {};
+    if (o.variant != LuVariant::Layered)
+        return cat(fn, ": grid3d ", g.p, " x ", g.q, " x ", g.c, " given, but the variant is ", to_string(o.variant),
+                   " (grid3d is for Layered)");
+    if (g.p < 1 || g.q < 1 || g.c < 1) return cat(fn, ": grid3d ", g.p, " x ", g.q, " x ", g.c, " has a side below 1");
+    if (static_cast<std::int64_t>(g.p) * g.q * g.c > static_cast<std::int64_t>(a.p()) * a.q())
+        return cat(fn, ": grid3d ", g.p, " x ", g.q, " x ", g.c, " needs more than A's ", a.p() * a.q(), " ranks");
+    return {};
+}
+
+Placement lu_compact_placement(const LuPlan& plan) {
+    const int p = plan.work.p(), q = plan.work.q(), h = plan.h;
+    const BlockCyclic l(plan.work.m(), plan.work.n(), plan.work.rows.nb, plan.work.cols.nb, h * p, q);
+    Placement pl{l, std::vector<int>(static_cast<std::size_t>(h * p * q))};
+    for (int k = 0; k < h * p * q; ++k) pl.ranks[static_cast<std::size_t>(k)] = k;  // (layer·p + row)·q + col
+    return pl;
+}
+
 LuPlan lu_plan(const BlockCyclic& a, const LuOptions& o, std::size_t elem_size) {
+    if (o.variant == LuVariant::Layered) return layered_plan(a, o, elem_size);
     const auto [variant, work] = one_row_plan(a, o.variant, o.memory_limit_bytes, elem_size);
     return LuPlan{variant, work};
 }
@@ -206,16 +320,44 @@ LuPlan lu_plan(const BlockCyclic& a, const LuOptions& o, std::size_t elem_size) 
 LuVariant getrf_variant(const BlockCyclic& a, const LuOptions& opts, std::size_t elem_size) {
     detail::throw_if(detail::lu_layout_error("getrf_variant", a));
     detail::throw_if(detail::lu_options_error("getrf_variant", opts));
+    detail::throw_if(detail::lu_grid_error("getrf_variant", a, opts));
     return detail::lu_plan(a, opts, elem_size).variant;
+}
+
+Shape3D getrf_grid(const BlockCyclic& a, const LuOptions& opts, std::size_t elem_size) {
+    detail::throw_if(detail::lu_layout_error("getrf_grid", a));
+    detail::throw_if(detail::lu_options_error("getrf_grid", opts));
+    detail::throw_if(detail::lu_grid_error("getrf_grid", a, opts));
+    const detail::LuPlan plan = detail::lu_plan(a, opts, elem_size);
+    if (plan.variant == LuVariant::OneRow) return {a.p(), a.q(), 1};
+    return {plan.work.p(), plan.work.q(), plan.h};
+}
+
+Cost getrf_cost(const BlockCyclic& a, const LuOptions& opts, GridOrder order, int rank, std::size_t elem_size,
+                bool is_complex, std::span<const index_t> ipiv) {
+    detail::throw_if(detail::lu_layout_error("getrf_cost", a));
+    detail::throw_if(detail::lu_options_error("getrf_cost", opts));
+    detail::throw_if(detail::lu_grid_error("getrf_cost", a, opts));
+    if (rank < 0 || rank >= a.p() * a.q())
+        throw Error(detail::cat("getrf_cost: rank ", rank, " is not one of A's ", a.p() * a.q()));
+    detail::throw_if(ipiv_error("getrf_cost", ipiv, a.m(), std::min(a.m(), a.n())));
+    const detail::LuPlan plan = detail::lu_plan(a, opts, elem_size);
+    if (plan.variant == LuVariant::Layered) return layered_cost(a, plan, opts, order, rank, elem_size, is_complex, ipiv);
+    const int row = order == GridOrder::RowMajor ? rank / a.q() : rank % a.p();
+    const int col = order == GridOrder::RowMajor ? rank % a.q() : rank / a.p();
+    return getrf_cost(a, opts, row, col, elem_size, is_complex, ipiv);
 }
 
 Cost getrf_cost(const BlockCyclic& a, const LuOptions& opts, int row, int col, std::size_t elem_size, bool is_complex,
                 std::span<const index_t> ipiv) {
     detail::throw_if(detail::lu_layout_error("getrf_cost", a));
     detail::throw_if(detail::lu_options_error("getrf_cost", opts));
+    detail::throw_if(detail::lu_grid_error("getrf_cost", a, opts));
     detail::check_process("getrf_cost", a, row, col);
     detail::throw_if(ipiv_error("getrf_cost", ipiv, a.m(), std::min(a.m(), a.n())));
     const detail::LuPlan plan = detail::lu_plan(a, opts, elem_size);
+    if (plan.variant == LuVariant::Layered)
+        return layered_cost(a, plan, opts, GridOrder::RowMajor, row * a.q() + col, elem_size, is_complex, ipiv);
     if (!plan.convert()) return engine_cost(a, opts, row, col, elem_size, is_complex, ipiv);
     // OneRow: process row `row` is process column `row` of the 1 x p grid.
     return detail::with_one_row(engine_cost(plan.work, opts, 0, row, elem_size, is_complex, ipiv),
