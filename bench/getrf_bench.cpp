@@ -185,6 +185,8 @@ void run(const GetrfArgs& in) {
     if (p * q != size)
         throw CLI::ValidationError("--grid", std::to_string(p) + "x" + std::to_string(q) + " needs " +
                                                  std::to_string(p * q) + " ranks, running on " + std::to_string(size));
+    if (args.grid3d.c > 0 && args.variant != "auto" && args.variant != "2.5D")
+        throw CLI::ValidationError("--grid", args.grid + " is a layered grid: --variant " + args.variant + " takes PxQ");
     args.threads_from = threads_from(args.threads > 0);
     if (args.threads <= 0) args.threads = omp_get_max_threads();
     if (args.type == "d") run_getrf<double>(args, p, q);

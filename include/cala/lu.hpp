@@ -37,12 +37,13 @@ enum class LuVariant {
     OneRow,
     /// 2.5D (after COnfLUX and Solomonik and Demmel's 2.5D LU): h layers of p x q ranks
     /// (LuOptions::grid3d, or the planner's: the h dividing the ranks whose model moves the fewest
-    /// words per rank under memory_limit_bytes). Layer 0 takes A, the others start from zero: each
-    /// layer holds a share of the trailing matrix that sums to it. Each step sums the panel and the
-    /// U block row over the h layers (one all-reduce each), factors them on every layer alike (the
-    /// same tournament, the same pivots), and each layer updates with its own slice of the step's
-    /// kb columns of L21 and rows of U12, so L21 and U12 travel in slices of kb/h. Layer 0's factors
-    /// are returned. Only where asked: the planner's Auto keeps 2D (docs/lu.md: 2.5D LU pays off
+    /// words per rank under memory_limit_bytes). Each block row of A starts on one layer (its
+    /// home), zero on the others: each layer holds a share of the trailing matrix that sums to it.
+    /// Each step sums the panel and the U block row over the h layers (one all-reduce each),
+    /// factors them on every layer alike (layer 0's tournament result broadcast: the same pivots),
+    /// and each layer updates with its own slice of the step's kb columns of L21 and rows of U12, so
+    /// L21 and U12 travel in slices of kb/h. Every layer ends with the same factors and returns its
+    /// home block rows. Only where asked: the planner's Auto keeps 2D (docs/lu.md: 2.5D LU pays off
     /// from a few hundred ranks up).
     Layered,
 };

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <complex>
+#include <optional>
 #include <sstream>
 #include <utility>
 
@@ -69,17 +70,28 @@ LocalPlan plan_local(index_t m, index_t n, index_t k, std::size_t elem_size, con
     };
     if (opts.k_split > 0) return planned(opts.k_split);
     // The planner's choice: whole tiles, unless half-depth slabs move > 5% fewer bytes (or the
-    // same bytes with the lookahead whole tiles had to drop).
-    LocalPlan whole = planned(1);
-    if (t % 2 != 0 || opts.stream_c == 1 || whole.plan.regime == 'a') return whole;
+    // same bytes with the lookahead whole tiles had to drop), or only half-depth slabs fit.
+    std::optional<LocalPlan> whole;
+    std::string why;
+    try {
+        whole = planned(1);
+    } catch (const Error& e) {
+        why = e.what();
+    }
+    if (t % 2 != 0 || opts.stream_c == 1 || (whole && whole->plan.regime == 'a')) {
+        if (!whole) throw Error(why);
+        return *whole;
+    }
     try {
         LocalPlan half = planned(2);
-        const auto bw = model_bytes(whole.shape, whole.plan, false, elem_size);
+        if (!whole) return half;
+        const auto bw = model_bytes(whole->shape, whole->plan, false, elem_size);
         const auto bh = model_bytes(half.shape, half.plan, false, elem_size);
-        if (20 * bh < 19 * bw || (bh <= bw && whole.plan.lookahead == 0 && half.plan.lookahead > 0)) return half;
+        if (20 * bh < 19 * bw || (bh <= bw && whole->plan.lookahead == 0 && half.plan.lookahead > 0)) return half;
     } catch (const Error&) {
+        if (!whole) throw Error(why);
     }
-    return whole;
+    return *whole;
 }
 }  // namespace device
 

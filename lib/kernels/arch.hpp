@@ -99,6 +99,10 @@ std::array<double, 2> probe_libraries_gflops(const std::string& set, const std::
 std::array<double, 2> probe_openblas_cores_gflops(const std::string& path, const std::array<std::string, 2>& cores,
                                                   const ProbeShape& shape = {});
 
+/// Whether this process runs one thread (/proc/self/task): where it may fork a probe, or switch
+/// a loaded OpenBLAS's core (no other thread can be in a BLAS call).
+bool single_threaded();
+
 /// Whether this BLIS has kernel set `name` and `cpu` has its instructions.
 bool kernel_set_runs_on(const std::string& name, const CpuInfo& cpu);
 

@@ -128,7 +128,8 @@ std::array<double, 2> cached_library_rates(const std::string& set, const std::st
 // faster by more than 3% (for the whole process, as the pre-AVX2 rule does). Not where the user
 // set OPENBLAS_CORETYPE or CALA_OPENBLAS_CORETYPE names a core or keeps OpenBLAS's own.
 void upgrade_openblas_core(const std::string& path, const OpenBlas* ob, const CpuInfo& cpu, ProbeLock& lock) {
-    if (ob == nullptr || !env("OPENBLAS_CORETYPE").empty()) return;
+    // (Another thread may be in a BLAS call: a libcala loaded into a threaded program.)
+    if (ob == nullptr || !env("OPENBLAS_CORETYPE").empty() || !single_threaded()) return;
     if (const std::string s = env("CALA_OPENBLAS_CORETYPE"); !s.empty() && s != "auto") return;
     const std::string own = ob->core, candidate = openblas_core_candidate(own, cpu);
     if (candidate.empty()) return;

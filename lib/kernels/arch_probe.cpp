@@ -219,6 +219,8 @@ Rates in_child(const std::function<Rates()>& measure) {
 
 }  // namespace
 
+bool single_threaded() { return thread_count() == 1; }
+
 double probe_gemm_gflops(const std::string& set, const ProbeShape& shape) {
     const int id = kernel_set_id(set);
     if (id < 0 || !kernel_set_runs_on(set, read_cpu_info()) || !valid(shape)) return 0;

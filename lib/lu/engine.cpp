@@ -14,6 +14,8 @@
 // One process row (p == 1): the panel is LAPACK's getrf in place (partial pivoting, which is
 // what the tournament picks on one rank), without the tournament's copy and the L21 solve; the
 // interchanges of L's columns (left of the panel) wait until the end (swap_left).
+// Layered (2.5D, LuArgs::layers > 1): the panel and the U block row summed over the fiber before
+// use, layer 0's tournament result broadcast over it, and each layer's L21 / U12 slice (engine.hpp).
 
 #include <algorithm>
 #include <complex>
@@ -161,7 +163,7 @@ private:
             // Layered: the panel's rows from k0 down summed over the layers (each holds a share).
             const index_t top_row = g_.row_from(s.k0, r_);
             fiber_sum(m_loc_ - top_row, kb, a_ + top_row + s.lc0 * lda_, "panel");
-            if (g_.p() == 1) {
+            if (g_.p() == 1 && layers_ == 1) {
                 std::vector<index_t> piv;
                 Span sp(Kind::Panel, "getrf");
                 kernels::getrf(m_loc_ - s.lr0, kb, pan + s.lr0, lda_, piv);
@@ -171,6 +173,12 @@ private:
                                s.top.data() + i + (kb + 1) * kb);
             } else {
                 tournament(g_, s.l, r_, colc_, a_, lda_, s.top.data());
+                if (layers_ > 1 && r_ == s.pr) {
+                    // Layered: layer 0's pivots and L11\U11 on every layer (the summed panels agree
+                    // to the bit where the all-reduce does; this makes the pivots agree anyway).
+                    Span sp(Kind::Bcast, "pivots over the layers");
+                    fiber_->ibcast(s.top.data(), words, 0).wait();
+                }
                 {
                     Span sp(Kind::Bcast, "L11U11");
                     colc_.ibcast(s.top.data(), words, s.pr).wait();

@@ -158,15 +158,20 @@ index_t getrf(const MatrixRef<T>& a, std::vector<index_t>& ipiv, const LuOptions
     const std::string err = check_getrf(a, opts);
     std::uint64_t fp = 0;
     LuPlan plan;
+    std::string plan_err;
     if (err.empty()) {
-        plan = lu_plan(a.layout(), opts, sizeof(T));
+        try {  // (the planner's memory limit may read CALA_MAX_MEMORY_MB, which may differ between ranks)
+            plan = lu_plan(a.layout(), opts, sizeof(T));
+        } catch (const Error& e) {
+            plan_err = e.what();
+        }
         // The plan too: CALA_MAX_MEMORY_MB may differ between ranks.
         const std::int64_t o[] = {static_cast<std::int64_t>(opts.variant), opts.lookahead, opts.memory_limit_bytes,
                                   opts.node_shared_memory ? 1 : 0, static_cast<std::int64_t>(plan.variant),
                                   plan.work.p(), plan.work.q(), plan.h};
         fp = fingerprint(fingerprint(0x4c55, o, sizeof o), a.layout());
     }
-    a.grid().comm().agree(err, fp, "getrf");
+    a.grid().comm().agree(err.empty() ? plan_err : err, fp, "getrf");
     if (!plan.convert()) return getrf_engine(lu_args(a.grid(), a.layout(), opts), a.data(), a.ld(), ipiv);
     if (plan.variant == LuVariant::Layered) return run_layered(a, plan, opts, ipiv);
     // OneRow: the 1 x p grid of the same ranks (rank r, process row r here, is its column r).

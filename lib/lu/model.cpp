@@ -118,7 +118,7 @@ Cost engine_cost(const BlockCyclic& a, const LuOptions& opts, int row, int col, 
     const double fm = is_complex ? 8.0 : 2.0;  // flops per multiply-add
     const auto es = static_cast<std::int64_t>(elem_size);
     Tally t;
-    std::int64_t peak = 0;
+    std::int64_t peak = 0, fsum = 0;  // fsum: the layered fiber sums' buffer, kept through the run
     for (index_t l = 0; l < g.steps(); ++l) {
         const index_t k0 = g.start(l), kb = g.width(l);
         const int pr = g.ro(l), pc = g.co(l);
@@ -129,7 +129,8 @@ Cost engine_cost(const BlockCyclic& a, const LuOptions& opts, int row, int col, 
         std::int64_t live = words;
         if (col == pc) t.allreduce(mr * kb, layers);  // layered: the panel summed over the layers
         if (row == pr) t.allreduce(kb * nrest, layers);  // and the U block row
-        if (layers > 1) peak = std::max<std::int64_t>(peak, std::max(col == pc ? mr * kb : 0, row == pr ? kb * nrest : 0));
+        if (col == pc && row == pr) t.bcast(words, layers, layer == 0);  // layer 0's pivots and L11\U11
+        if (layers > 1) fsum = std::max<std::int64_t>(fsum, std::max(col == pc ? mr * kb : 0, row == pr ? kb * nrest : 0));
         if (col == pc) {
             // T: the tree (each message kb x (kb+2)), local getrf and one getrf per merge.
             const auto role = g.tree_role(l, row);
@@ -196,14 +197,14 @@ Cost engine_cost(const BlockCyclic& a, const LuOptions& opts, int row, int col, 
     }
     // Node-shared slots (LuOptions::node_shared_memory, 1 x q on one node): this rank's share of
     // them on top, a bound of either path (the model does not know where the ranks run).
-    if (opts.node_shared_memory && p == 1 && q > 1) {
+    if (opts.node_shared_memory && p == 1 && q > 1 && layers == 1) {
         index_t w = 0;
         for (index_t l = 0; l < g.steps(); ++l) w = std::max(w, g.width(l));
         const index_t line = std::max<std::int64_t>(1, 64 / es);
         const index_t top = (w * (w + 2) + 1 + line - 1) / line * line;
         peak += (detail::NodeSlots::share_bytes(top + m_loc * w, es, q) + es - 1) / es;
     }
-    t.c.extra_bytes = peak * es;
+    t.c.extra_bytes = (peak + fsum) * es;
     return t.c;
 }
 

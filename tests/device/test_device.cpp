@@ -357,7 +357,12 @@ TEST_CASE("degenerate sizes and errors") {
     cs.run({.devices = "host,host"});
     CHECK(cs.error() == 0);
     Case<double> e(Op::N, Op::N, 40, 40, 40, 1.0, 1.0);
-    CHECK_THROWS_AS(e.run({.devices = "host", .max_device_bytes = 64 * 8 * 2, .tile = 8}), cala::Error);
+    // Two tiles: whole tiles need three (C, A, B), half-depth slabs fit (C, an A and a B slab);
+    // one tile fits neither.
+    const auto two = check_run(e, {.devices = "host", .max_device_bytes = 64 * 8 * 2, .tile = 8}, 1);
+    CHECK(two.k_split == 2);
+    CHECK_THROWS_AS(e.run({.devices = "host", .max_device_bytes = 64 * 8 * 2, .tile = 8, .k_split = 1}), cala::Error);
+    CHECK_THROWS_AS(e.run({.devices = "host", .max_device_bytes = 64 * 8, .tile = 8}), cala::Error);
     CHECK_THROWS_AS(e.run({.devices = "hots"}), cala::Error);
     double x = 0;
     CHECK_THROWS_AS(cala::device_gemm<double>(Op::N, Op::N, 4, 4, 4, 1.0, &x, 3, &x, 4, 0.0, &x, 4), cala::Error);

@@ -243,6 +243,19 @@ def main():
         check(p.returncode == 1 and "'gpu'" in p.stderr and p.stderr.count("cannot open device") == 1,
               "potrf --resident gpu: one clear error (rank 0), exit 1 on every rank")
 
+        # getrf 2.5D (LuVariant::Layered): the forced 1x1x2 grid and the planner's, counters == model;
+        # a layered grid past the ranks is refused.
+        for extra, g3 in ((["--grid", "1x1x2"], "1x1x2"), (["--variant", "2.5D"], "1x1x2")):
+            p = run([mpi, "-n", "2", bench, "getrf", "--n", "96", "--nb", "8", "--count-only"] + extra,
+                    {"OMP_NUM_THREADS": "1"}, d)
+            ls = [r for r in json_lines(p.stdout) if r.get("bench") == "getrf"]
+            check(p.returncode == 0 and len(ls) == 1 and ls[0]["variant"] == "2.5D" and ls[0]["grid3d"] == g3 and
+                  ls[0]["ranks_model_mismatch"] == "none" and ls[0]["words_max"] == ls[0]["words_model_max"],
+                  f"getrf {' '.join(extra)}: 2.5D on {g3}, words and messages == model")
+        p = run([mpi, "-n", "2", bench, "getrf", "--n", "96", "--nb", "8", "--count-only", "--grid", "1x2x2"],
+                {"OMP_NUM_THREADS": "1"}, d)
+        check(p.returncode not in (0, 3) and "grid3d" in p.stderr, "getrf --grid 1x2x2 on 2 ranks: refused, naming grid3d")
+
         # device --devices host, case c2 (C 4x the cap, 16x16x16 tiles of 32): the planner's half-depth
         # slabs (b x c = 48, 2560 slabs in) against forced whole tiles (b = c = 6, 1536 tiles in);
         # copies == model, the model's bytes 17% fewer, the product checked against the in-core BLAS.
