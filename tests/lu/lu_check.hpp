@@ -5,7 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstdint>
+#include <cstring>
 #include <vector>
+
+#include <mpi.h>
 
 #include "cala/cala.hpp"
 
@@ -96,6 +100,35 @@ double solve_residual(Op op, const std::vector<T>& a, const std::vector<T>& x, c
     if (!(num == num)) return INFINITY;
     if (num == 0) return 0;
     return std::sqrt(num) / (double(n) * double(eps<T>()) * (std::sqrt(na) * std::sqrt(nx) + std::sqrt(nb)));
+}
+
+/// What a getrf of the m x n submatrix at (off, off) of a parent (pm x pn, ld pm) left there: its
+/// pivots valid, ‖P·A − L·U‖ scaled (lu_error), the parent outside the submatrix bitwise as before.
+struct FactorCheck {
+    bool valid = true, untouched = true;
+    double err = 0;
+};
+template <class T>
+FactorCheck check_factors(const std::vector<T>& before, const std::vector<T>& after, index_t pm, index_t pn,
+                          index_t off, index_t m, index_t n, const std::vector<index_t>& ipiv) {
+    FactorCheck c;
+    c.valid = valid_ipiv(ipiv, m, std::min(m, n));
+    if (c.valid) c.err = lu_error(submatrix(before, pm, off, m, n), submatrix(after, pm, off, m, n), m, n, ipiv);
+    for (index_t j = 0; j < pn; ++j)
+        for (index_t i = 0; i < pm; ++i)
+            if ((i < off || j < off) && std::memcmp(&after[i + j * pm], &before[i + j * pm], sizeof(T)) != 0)
+                c.untouched = false;
+    return c;
+}
+
+/// Whether v is the same on every rank of comm (a hash compared by min and max).
+inline bool same_everywhere(const std::vector<index_t>& v, MPI_Comm comm) {
+    std::uint64_t h = 1469598103934665603ull;
+    for (index_t x : v) h = (h ^ static_cast<std::uint64_t>(x)) * 1099511628211ull;
+    std::uint64_t lo = h, hi = h;
+    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, comm);
+    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, comm);
+    return lo == hi;
 }
 
 }  // namespace cala::test

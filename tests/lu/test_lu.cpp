@@ -54,15 +54,6 @@ std::vector<Grid2D> grids() {
     return out;
 }
 
-bool same_everywhere(const std::vector<index_t>& v, const Grid2D& g) {
-    std::uint64_t h = 1469598103934665603ull;
-    for (index_t x : v) h = (h ^ static_cast<std::uint64_t>(x)) * 1099511628211ull;
-    std::uint64_t lo = h, hi = h;
-    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, g.comm().get());
-    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, g.comm().get());
-    return lo == hi;
-}
-
 // Zeroes column `zero_col` of the submatrix (global, on the gathered parent) when >= 0.
 template <class T>
 void factor_case(const Grid2D& grid, const Case& c, const LuOptions& o, index_t zero_col = -1) {
@@ -85,20 +76,10 @@ void factor_case(const Grid2D& grid, const Case& c, const LuOptions& o, index_t 
     const Cost model = getrf_cost(a.layout(), o, grid.row(), grid.col(), sizeof(T), is_complex_v<T>, ipiv);
 
     const std::vector<T> f = gather(parent.view());
-    const index_t k = std::min(c.m, c.n);
-    double err = 0;
-    bool untouched = true, valid = true;
-    if (grid.comm().rank() == 0) {
-        valid = test::valid_ipiv(ipiv, c.m, k);
-        if (valid)
-            err = test::lu_error(test::submatrix(g0, pm, c.off, c.m, c.n), test::submatrix(f, pm, c.off, c.m, c.n),
-                                 c.m, c.n, ipiv);
-        for (index_t j = 0; j < pn; ++j)
-            for (index_t i = 0; i < pm; ++i) {
-                const bool inside = i >= c.off && j >= c.off;
-                if (!inside && std::memcmp(&f[i + j * pm], &g0[i + j * pm], sizeof(T)) != 0) untouched = false;
-            }
-    }
+    test::FactorCheck fc;
+    if (grid.comm().rank() == 0) fc = test::check_factors(g0, f, pm, pn, c.off, c.m, c.n, ipiv);
+    const bool valid = fc.valid, untouched = fc.untouched;
+    const double err = fc.err;
     CAPTURE(c.m);
     CAPTURE(c.n);
     CAPTURE(c.nb);
@@ -109,7 +90,7 @@ void factor_case(const Grid2D& grid, const Case& c, const LuOptions& o, index_t 
     CAPTURE(err);
     CAPTURE(info);
     CHECK(all_ranks(valid, grid));
-    CHECK(all_ranks(same_everywhere(ipiv, grid), grid));
+    CHECK(all_ranks(test::same_everywhere(ipiv, grid.comm().get()), grid));
     CHECK(all_ranks(err < 50.0, grid));
     CHECK(all_ranks(untouched, grid));
     CHECK(all_ranks(info == (zero_col >= 0 ? zero_col + 1 : 0), grid));

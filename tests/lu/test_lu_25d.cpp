@@ -29,15 +29,6 @@ struct Case {
 
 const Case kCases[] = {{37, 37, 4, 0}, {29, 29, 5, 3}, {40, 25, 4, 0}, {25, 40, 6, 0}, {1, 1, 4, 0}, {0, 0, 4, 0}};
 
-bool same_everywhere(const std::vector<index_t>& v, const Grid2D& g) {
-    std::uint64_t h = 1469598103934665603ull;
-    for (index_t x : v) h = (h ^ static_cast<std::uint64_t>(x)) * 1099511628211ull;
-    std::uint64_t lo = h, hi = h;
-    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, g.comm().get());
-    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, g.comm().get());
-    return lo == hi;
-}
-
 // Every p x q x h grid with h >= 2 over at most np ranks.
 std::vector<Shape3D> layered_grids(int np) {
     std::vector<Shape3D> out;
@@ -69,20 +60,10 @@ void factor_case(const Grid2D& grid, GridOrder order, const Case& c, const LuOpt
     const Cost model = getrf_cost(a.layout(), o, order, rank, sizeof(T), is_complex_v<T>, ipiv);
 
     const std::vector<T> f = gather(parent.view());
-    const index_t k = std::min(c.m, c.n);
-    double err = 0;
-    bool untouched = true, valid = true;
-    if (rank == 0) {
-        valid = test::valid_ipiv(ipiv, c.m, k);
-        if (valid)
-            err = test::lu_error(test::submatrix(g0, pm, c.off, c.m, c.n), test::submatrix(f, pm, c.off, c.m, c.n),
-                                 c.m, c.n, ipiv);
-        for (index_t j = 0; j < pn; ++j)
-            for (index_t i = 0; i < pm; ++i) {
-                const bool inside = i >= c.off && j >= c.off;
-                if (!inside && std::memcmp(&f[i + j * pm], &g0[i + j * pm], sizeof(T)) != 0) untouched = false;
-            }
-    }
+    test::FactorCheck fc;
+    if (grid.comm().rank() == 0) fc = test::check_factors(g0, f, pm, pn, c.off, c.m, c.n, ipiv);
+    const bool valid = fc.valid, untouched = fc.untouched;
+    const double err = fc.err;
     CAPTURE(c.m);
     CAPTURE(c.n);
     CAPTURE(c.nb);
@@ -98,7 +79,7 @@ void factor_case(const Grid2D& grid, GridOrder order, const Case& c, const LuOpt
     CAPTURE(t.words());
     CAPTURE(model.words);
     CHECK(all_ranks(valid, grid));
-    CHECK(all_ranks(same_everywhere(ipiv, grid), grid));
+    CHECK(all_ranks(test::same_everywhere(ipiv, grid.comm().get()), grid));
     CHECK(all_ranks(err < 50.0, grid));
     CHECK(all_ranks(untouched, grid));
     CHECK(all_ranks(info == (zero_col >= 0 ? zero_col + 1 : 0), grid));
