@@ -236,19 +236,40 @@ int threads() noexcept { return tl_threads > 0 ? tl_threads : omp_get_max_thread
 ThreadScope::ThreadScope(int n) noexcept : saved_(tl_threads) { tl_threads = n < 1 ? 1 : n; }
 ThreadScope::~ThreadScope() { tl_threads = saved_; }
 
-template <class T>
-void trsm(bool left, bool lower, Op op_a, bool unit, index_t m, index_t n, T alpha, const T* a, index_t lda,
-          T* b, index_t ldb) {
+// trsm and trmm: one call on OpenBLAS or BLIS, one thread below 64³ multiply-adds.
+template <class T, class OnOpenBlas, class OnBlis>
+void triangular(bool left, index_t m, index_t n, index_t lda, index_t ldb, OnOpenBlas&& on_openblas, OnBlis&& on_blis) {
     if (m == 0 || n == 0) return;
     const int t = double(m) * double(n) * double(left ? m : n) < 64.0 * 64.0 * 64.0 ? 1 : threads();
     if (const OpenBlas* ob = openblas_for(t, {m, n, lda, ldb})) {
         OmpThreads scope(*ob, t);
-        ob_trsm(*ob, left, lower, op_a, unit, m, n, alpha, a, lda, b, ldb);
+        on_openblas(*ob);
         return;
     }
     Rntm r(t);
-    blis_trsm_ex(left ? BLIS_LEFT : BLIS_RIGHT, blis_uplo(lower), blis_trans(op_a),
-                 unit ? BLIS_UNIT_DIAG : BLIS_NONUNIT_DIAG, m, n, bl(&alpha), bl(a), lda, bl(b), ldb, &r.r);
+    on_blis(&r.r);
+}
+
+template <class T>
+void trsm(bool left, bool lower, Op op_a, bool unit, index_t m, index_t n, T alpha, const T* a, index_t lda,
+          T* b, index_t ldb) {
+    triangular<T>(
+        left, m, n, lda, ldb, [&](const OpenBlas& ob) { ob_trsm(ob, left, lower, op_a, unit, m, n, alpha, a, lda, b, ldb); },
+        [&](rntm_t* r) {
+            blis_trsm_ex(left ? BLIS_LEFT : BLIS_RIGHT, blis_uplo(lower), blis_trans(op_a),
+                         unit ? BLIS_UNIT_DIAG : BLIS_NONUNIT_DIAG, m, n, bl(&alpha), bl(a), lda, bl(b), ldb, r);
+        });
+}
+
+template <class T>
+void trmm(bool left, bool lower, Op op_a, bool unit, index_t m, index_t n, T alpha, const T* a, index_t lda,
+          T* b, index_t ldb) {
+    triangular<T>(
+        left, m, n, lda, ldb, [&](const OpenBlas& ob) { ob_trmm(ob, left, lower, op_a, unit, m, n, alpha, a, lda, b, ldb); },
+        [&](rntm_t* r) {
+            blis_trmm_ex(left ? BLIS_LEFT : BLIS_RIGHT, blis_uplo(lower), blis_trans(op_a),
+                         unit ? BLIS_UNIT_DIAG : BLIS_NONUNIT_DIAG, m, n, bl(&alpha), bl(a), lda, bl(b), ldb, r);
+        });
 }
 
 template <class T>
@@ -387,17 +408,7 @@ void inverse_lower(index_t n, const T* l, index_t ldl, T* inv) {
 
 template <class T>
 void trmm_right_lower_ch(index_t m, index_t n, const T* inv, T* b, index_t ldb) {
-    if (m == 0 || n == 0) return;
-    T one = T(1);
-    const int t = double(m) * double(n) * double(n) < 64.0 * 64.0 * 64.0 ? 1 : threads();
-    if (const OpenBlas* ob = openblas_for(t, {m, n, ldb})) {
-        OmpThreads scope(*ob, t);
-        ob_trmm(*ob, false, true, Op::C, false, m, n, one, inv, n, b, ldb);
-        return;
-    }
-    Rntm r(t);
-    blis_trmm_ex(BLIS_RIGHT, BLIS_LOWER, BLIS_CONJ_TRANSPOSE, BLIS_NONUNIT_DIAG, m, n, bl(&one), bl(inv), n, bl(b),
-                 ldb, &r.r);
+    trmm(false, true, Op::C, false, m, n, T(1), inv, n, b, ldb);
 }
 
 template <class T>
@@ -463,6 +474,7 @@ void copy(Op op, index_t m, index_t n, const T* a, index_t lda, T* b, index_t ld
     template void add<T>(Op, index_t, index_t, const T*, index_t, T, T*, index_t);                                \
     template void copy<T>(Op, index_t, index_t, const T*, index_t, T*, index_t);                              \
     template void trsm<T>(bool, bool, Op, bool, index_t, index_t, T, const T*, index_t, T*, index_t);           \
+    template void trmm<T>(bool, bool, Op, bool, index_t, index_t, T, const T*, index_t, T*, index_t);           \
     template void herk<T>(bool, Op, index_t, index_t, real_t<T>, const T*, index_t, real_t<T>, T*, index_t);     \
     template void syrk<T>(bool, Op, index_t, index_t, T, const T*, index_t, T, T*, index_t);                     \
     template index_t potrf<T>(bool, index_t, T*, index_t);                                                    \

@@ -44,6 +44,12 @@ template <class T>
 void trsm(bool left, bool lower, Op op_a, bool unit, index_t m, index_t n, T alpha, const T* a, index_t lda,
           T* b, index_t ldb);
 
+/// b := alpha·op(a)·b (left) or alpha·b·op(a) (right); a triangular (lower or upper, unit
+/// diagonal or not), b is m x n, in place.
+template <class T>
+void trmm(bool left, bool lower, Op op_a, bool unit, index_t m, index_t n, T alpha, const T* a, index_t lda,
+          T* b, index_t ldb);
+
 /// c := alpha·op(a)·op(a)ᴴ + beta·c on the lower or upper triangle of the n x n matrix c (op N:
 /// a is n x k; C: a is k x n). Real types: syrk. beta == 0: c is not read.
 template <class T>

@@ -19,6 +19,10 @@ void sgetrf_(const int*, const int*, float*, const int*, int*, int*);
 void dgetrf_(const int*, const int*, double*, const int*, int*, int*);
 void cgetrf_(const int*, const int*, std::complex<float>*, const int*, int*, int*);
 void zgetrf_(const int*, const int*, std::complex<double>*, const int*, int*, int*);
+void strtri_(const char*, const char*, const int*, float*, const int*, int*);
+void dtrtri_(const char*, const char*, const int*, double*, const int*, int*);
+void ctrtri_(const char*, const char*, const int*, std::complex<float>*, const int*, int*);
+void ztrtri_(const char*, const char*, const int*, std::complex<double>*, const int*, int*);
 }
 
 namespace cala::kernels {
@@ -176,10 +180,34 @@ void trsm_right_upper_lu(index_t m, index_t n, const T* u, index_t ldu, T* b, in
     }
 }
 
+template <class T>
+void trsm_left_lower_unit_lu(index_t m, index_t n, const T* l, index_t ldl, T* b, index_t ldb) {
+    if (m == 0 || n == 0) return;
+    if (m < 16 || n < 2 * m || m > 2147483647) {
+        trsm(true, true, Op::N, true, m, n, T(1), l, ldl, b, ldb);
+        return;
+    }
+    // L⁻¹ (LAPACK ?trtri, unit: the diagonal is not read), then b := L⁻¹·b as an in-place trmm:
+    // 3-4x the rate of the BLAS's trsm on a kb x n block row (docs/lu.md). L's entries are the
+    // pivoted panel's multipliers, |l(i, j)| <= 1.
+    std::vector<T> inv(static_cast<std::size_t>(m * m));
+    copy(Op::N, m, m, l, ldl, inv.data(), m);
+    const int mm = static_cast<int>(m);
+    int info = 0;
+    const char lo = 'L', un = 'U';
+    if constexpr (std::is_same_v<T, float>) strtri_(&lo, &un, &mm, inv.data(), &mm, &info);
+    else if constexpr (std::is_same_v<T, double>) dtrtri_(&lo, &un, &mm, inv.data(), &mm, &info);
+    else if constexpr (std::is_same_v<T, std::complex<float>>) ctrtri_(&lo, &un, &mm, inv.data(), &mm, &info);
+    else ztrtri_(&lo, &un, &mm, inv.data(), &mm, &info);
+    if (info != 0) throw Error(detail::cat("kernels::trsm_left_lower_unit_lu: LAPACK ?trtri returned ", info));
+    trmm(true, true, Op::N, true, m, n, T(1), inv.data(), m, b, ldb);
+}
+
 #define CALA_INST(T)                                                                      \
     template index_t getrf<T>(index_t, index_t, T*, index_t, std::vector<index_t>&);     \
     template index_t getrf_lapack<T>(index_t, index_t, T*, index_t, std::vector<index_t>&); \
-    template void trsm_right_upper_lu<T>(index_t, index_t, const T*, index_t, T*, index_t);
+    template void trsm_right_upper_lu<T>(index_t, index_t, const T*, index_t, T*, index_t); \
+    template void trsm_left_lower_unit_lu<T>(index_t, index_t, const T*, index_t, T*, index_t);
 CALA_FOR_EACH_TYPE(CALA_INST)
 #undef CALA_INST
 

@@ -25,4 +25,9 @@ index_t getrf_lapack(index_t m, index_t n, T* a, index_t lda, std::vector<index_
 template <class T>
 void trsm_right_upper_lu(index_t m, index_t n, const T* u, index_t ldu, T* b, index_t ldb);
 
+/// b := l⁻¹·b for an m x m unit lower triangular l and an m x n b: LU's U12 = L11⁻¹·A12. Wide
+/// blocks (n >= 2m, m >= 16) go through l⁻¹ (?trtri) and an in-place trmm.
+template <class T>
+void trsm_left_lower_unit_lu(index_t m, index_t n, const T* l, index_t ldl, T* b, index_t ldb);
+
 }  // namespace cala::kernels

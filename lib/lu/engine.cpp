@@ -242,7 +242,7 @@ private:
             T* u12 = a_ + s.lr0 + s.lcr * lda_;
             fiber_sum(kb, s.nrest, u12, "U12");  // layered: the block row summed over the layers
             Span sp(Kind::Trsm, "U12");
-            kernels::trsm(true, true, Op::N, true, kb, s.nrest, T(1), s.top.data(), kb, u12, lda_);
+            kernels::trsm_left_lower_unit_lu(kb, s.nrest, s.top.data(), kb, u12, lda_);
             kernels::copy(Op::N, s.sw, s.nrest, u12 + s.so, lda_, s.ub.data(), std::max<index_t>(1, s.sw));
         }
         s.ru = colc_.ibcast(s.ub.data(), s.sw * s.nrest, s.pr);

@@ -1,6 +1,7 @@
 // kernels::getrf (the recursive panel LU) against LAPACK's own getrf (kernels::getrf_lapack):
 // every type, tall, square, wide, tiny and empty blocks, padded leading dimensions, exactly zero
-// columns (LAPACK's info) and tiny pivots. Fresh random entries each run.
+// columns (LAPACK's info) and tiny pivots; kernels::trsm_left_lower_unit_lu (U12 = L11⁻¹·A12) against
+// the BLAS's trsm. Fresh random entries each run.
 
 #include <doctest/doctest.h>
 
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/blas.hpp"
 #include "kernels/lapack_lu.hpp"
 
 using cala::index_t;
@@ -155,4 +157,66 @@ TEST_CASE("kernels::getrf divides by a tiny pivot instead of multiplying by its 
         CHECK(std::isfinite(mine[i]));
         CHECK(std::abs(mine[i] - ref[i]) <= 1e-12 * std::max(1.0, std::abs(ref[i])));
     }
+}
+
+namespace {
+
+// X = L⁻¹·B by kernels::trsm_left_lower_unit_lu for an m x m unit lower L with |l| <= 1 (a pivoted
+// panel's multipliers) and an m x n B (ld m + pad): ‖L·X − B‖_F / (‖L‖_F·‖X‖_F·m·eps) small, the
+// same X as the BLAS's trsm to within the conditioning, the padding rows untouched.
+template <class T>
+void check_left_solve(std::mt19937_64& g, index_t m, index_t n, index_t pad) {
+    CAPTURE(m);
+    CAPTURE(n);
+    CAPTURE(pad);
+    const index_t ldl = m + 3, ldb = std::max<index_t>(1, m + pad);
+    std::vector<T> l(static_cast<std::size_t>(ldl * std::max<index_t>(m, 1)), T(7));  // the upper part is not read
+    for (index_t j = 0; j < m; ++j)
+        for (index_t i = j + 1; i < m; ++i) l[i + j * ldl] = rnd<T>(g);
+    std::vector<T> b(static_cast<std::size_t>(ldb * std::max<index_t>(n, 1)));
+    for (T& x : b) x = rnd<T>(g);
+    std::vector<T> x(b), ref(b);
+    cala::kernels::trsm_left_lower_unit_lu(m, n, l.data(), ldl, x.data(), ldb);
+    cala::kernels::trsm(true, true, cala::Op::N, true, m, n, T(1), l.data(), ldl, ref.data(), ldb);
+    double res = 0, ln = 0, xn = 0, diff = 0, refn = 0;
+    for (index_t j = 0; j < m; ++j)
+        for (index_t i = j; i < m; ++i) ln += std::norm(i == j ? T(1) : l[i + j * ldl]);
+    for (index_t j = 0; j < n; ++j)
+        for (index_t i = 0; i < m; ++i) {
+            T s = x[i + j * ldb];
+            for (index_t t = 0; t < i; ++t) s += l[i + t * ldl] * x[t + j * ldb];
+            res += std::norm(s - b[i + j * ldb]);
+            xn += std::norm(x[i + j * ldb]);
+            diff += std::norm(x[i + j * ldb] - ref[i + j * ldb]);
+            refn += std::norm(ref[i + j * ldb]);
+        }
+    const double eps = double(std::numeric_limits<real_t<T>>::epsilon());
+    if (m > 0 && n > 0) {
+        CHECK(std::sqrt(res) / (std::sqrt(ln) * std::sqrt(xn) * double(m) * eps) < 4.0);
+        CHECK(std::sqrt(diff) <= std::sqrt(refn) * 1e3 * double(m) * eps);
+    }
+    for (index_t j = 0; j < n; ++j)
+        for (index_t i = m; i < ldb; ++i) CHECK(x[i + j * ldb] == b[i + j * ldb]);
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("kernels::trsm_left_lower_unit_lu solves as the BLAS's trsm does", T, float, double,
+                   std::complex<float>, std::complex<double>) {
+    std::mt19937_64 g(std::random_device{}());
+    // m < 16 and n < 2m take the trsm; the rest the inverse and trmm.
+    for (index_t m : {0, 1, 15, 16, 17, 64, 100})
+        for (index_t n : {0, 1, 31, 32, 33, 200, 513}) check_left_solve<T>(g, m, n, n % 3);
+}
+
+TEST_CASE("kernels::trsm_left_lower_unit_lu on Wilkinson's L (every multiplier -1) is exact") {
+    // L⁻¹ has 2^(i-j-1) below the diagonal: every quantity is a power of two or a sum of them that
+    // fits the mantissa, so L⁻¹·B for B = 1 is x_i = 2^i exactly, the path through the inverse too.
+    const index_t m = 40, n = 100;
+    std::vector<double> l(static_cast<std::size_t>(m * m), 0.0), b(static_cast<std::size_t>(m * n), 1.0);
+    for (index_t j = 0; j < m; ++j)
+        for (index_t i = j + 1; i < m; ++i) l[i + j * m] = -1.0;
+    cala::kernels::trsm_left_lower_unit_lu(m, n, l.data(), m, b.data(), m);
+    for (index_t j = 0; j < n; ++j)
+        for (index_t i = 0; i < m; ++i) CHECK(b[i + j * m] == std::ldexp(1.0, static_cast<int>(i)));
 }
