@@ -209,14 +209,22 @@ TEST_CASE_TEMPLATE("kernels::trsm_left_lower_unit_lu solves as the BLAS's trsm d
         for (index_t n : {0, 1, 31, 32, 33, 200, 513}) check_left_solve<T>(g, m, n, n % 3);
 }
 
-TEST_CASE("kernels::trsm_left_lower_unit_lu on Wilkinson's L (every multiplier -1) is exact") {
-    // L⁻¹ has 2^(i-j-1) below the diagonal: every quantity is a power of two or a sum of them that
-    // fits the mantissa, so L⁻¹·B for B = 1 is x_i = 2^i exactly, the path through the inverse too.
-    const index_t m = 40, n = 100;
-    std::vector<double> l(static_cast<std::size_t>(m * m), 0.0), b(static_cast<std::size_t>(m * n), 1.0);
-    for (index_t j = 0; j < m; ++j)
-        for (index_t i = j + 1; i < m; ++i) l[i + j * m] = -1.0;
-    cala::kernels::trsm_left_lower_unit_lu(m, n, l.data(), m, b.data(), m);
-    for (index_t j = 0; j < n; ++j)
-        for (index_t i = 0; i < m; ++i) CHECK(b[i + j * m] == std::ldexp(1.0, static_cast<int>(i)));
+TEST_CASE("kernels::trsm_left_lower_unit_lu on Wilkinson's L and a bidiagonal L is exact") {
+    // L⁻¹ has 2^(i-j-1) below the diagonal, past the inverse's limit: the trsm solves, and every
+    // quantity is a power of two or a sum of them that fits the mantissa, so L⁻¹·B for B = 1 is
+    // x_i = 2^i exactly. With -1 on the first subdiagonal only, L⁻¹ is 1 everywhere below the
+    // diagonal: the inverse and the trmm solve, and x_i = i + 1 exactly.
+    for (const bool wilkinson : {true, false})
+        for (const index_t m : {40, 17}) {
+            CAPTURE(wilkinson);
+            CAPTURE(m);
+            const index_t n = 100;
+            std::vector<double> l(static_cast<std::size_t>(m * m), 0.0), b(static_cast<std::size_t>(m * n), 1.0);
+            for (index_t j = 0; j < m; ++j)
+                for (index_t i = j + 1; i < (wilkinson ? m : std::min(j + 2, m)); ++i) l[i + j * m] = -1.0;
+            cala::kernels::trsm_left_lower_unit_lu(m, n, l.data(), m, b.data(), m);
+            for (index_t j = 0; j < n; ++j)
+                for (index_t i = 0; i < m; ++i)
+                    CHECK(b[i + j * m] == (wilkinson ? std::ldexp(1.0, static_cast<int>(i)) : double(i + 1)));
+        }
 }
