@@ -1,8 +1,8 @@
-/* pdtrsm_, pdposv_, pdsyrk_, pdsymm_, pdgetrf_, pdpotrf_ or pdgeqrf_ through the ScaLAPACK ABI, timed: a plain ScaLAPACK
+/* pdtrsm_, pdposv_, pdsyrk_, pdsymm_, pdgetrf_, pdpotrf_, pdgeqrf_ or pdgels_ through the ScaLAPACK ABI, timed: a plain ScaLAPACK
  * program (it knows nothing of cala) for compare.py, which runs it with the shim preloaded and
  * CALA_SHIM=off (ScaLAPACK's own routine, same process setup) and on (cala's).
  *
- * usage: abi_solve trsm|posv|syrk|symm|getrf|potrf|geqrf n nrhs nb p q runs
+ * usage: abi_solve trsm|posv|syrk|symm|getrf|potrf|geqrf|gels n nrhs nb p q runs
  *   trsm: B := inv(L)·B, L n x n lower triangular (non-unit), B n x nrhs;
  *   posv: A·X = B, A n x n Hermitian positive definite (lower), B n x nrhs;
  *   syrk: C := X·Xᵀ + C on C's lower triangle, X n x nrhs, C n x n (its upper triangle must stay);
@@ -12,7 +12,10 @@
  *         with the shim preloaded, those go through cala; nrhs is not used);
  *   potrf: A = L·Lᵀ, A n x n symmetric positive definite, its lower triangle stored (NaN above:
  *         never read; nrhs is not used);
- *   geqrf: A = Q·R, A n x n general (WORK sized by pdgeqrf_'s own query, untimed; nrhs is not used).
+ *   geqrf: A = Q·R, A n x n general (WORK sized by pdgeqrf_'s own query, untimed; nrhs is not used);
+ *   gels: min ‖A·X − B‖ (TRANS = N), A n x n general, B n x nrhs: ScaLAPACK's own pdgels_ (the shim
+ *         does not serve it), whose pdgeqrf_, pdormqr_ and pdtrsm_ calls go through cala with the
+ *         shim preloaded (WORK sized by pdgels_'s own query, untimed).
  * Operands are restored (untimed) before every run. Prints, from process (0, 0), the best time
  * over the runs (the slowest process's), GFLOP/s and a checksum of the result (B, or all of C).
  */
@@ -49,8 +52,10 @@ void pdsymm_(const char*, const char*, const int*, const int*, const double*, co
 void pdgetrf_(const int*, const int*, double*, const int*, const int*, const int*, int*, int*);
 void pdpotrf_(const char*, const int*, double*, const int*, const int*, const int*, int*);
 void pdgeqrf_(const int*, const int*, double*, const int*, const int*, const int*, double*, double*, const int*, int*);
+void pdgels_(const char*, const int*, const int*, const int*, double*, const int*, const int*, const int*, double*,
+             const int*, const int*, const int*, double*, const int*, int*);
 
-enum Routine { TRSM, POSV, SYRK, SYMM, GETRF, POTRF, GEQRF };
+enum Routine { TRSM, POSV, SYRK, SYMM, GETRF, POTRF, GEQRF, GELS };
 
 static double entry(unsigned seed, long i, long j) {
     unsigned long h = (unsigned long)seed * 0x9E3779B97F4A7C15ul ^ (unsigned long)i * 0xBF58476D1CE4E5B9ul ^
@@ -70,16 +75,16 @@ static double now(void) {
 int main(int argc, char** argv) {
     int me, nprocs, ctxt, nprow, npcol, myrow, mycol;
     Cblacs_pinfo(&me, &nprocs);
-    const char* names[] = {"trsm", "posv", "syrk", "symm", "getrf", "potrf", "geqrf"};
+    const char* names[] = {"trsm", "posv", "syrk", "symm", "getrf", "potrf", "geqrf", "gels"};
     int routine = -1;
-    for (int r = 0; r < 7 && argc > 1; ++r)
+    for (int r = 0; r < 8 && argc > 1; ++r)
         if (strcmp(argv[1], names[r]) == 0) routine = r;
     const int posv = routine == POSV;
     const int n = argc > 2 ? atoi(argv[2]) : 1024, nrhs = argc > 3 ? atoi(argv[3]) : 1024;
     const int nb = argc > 4 ? atoi(argv[4]) : 256, p = argc > 5 ? atoi(argv[5]) : 1, q = argc > 6 ? atoi(argv[6]) : 2;
     const int runs = argc > 7 ? atoi(argv[7]) : 3;
     if (routine < 0 || n < 1 || nrhs < 1 || nb < 1 || p * q > nprocs || runs < 1) {
-        if (me == 0) fprintf(stderr, "usage: %s trsm|posv|syrk|symm|getrf|potrf|geqrf n nrhs nb p q runs (p*q <= %d)\n", argv[0], nprocs);
+        if (me == 0) fprintf(stderr, "usage: %s trsm|posv|syrk|symm|getrf|potrf|geqrf|gels n nrhs nb p q runs (p*q <= %d)\n", argv[0], nprocs);
         Cblacs_exit(0);
         return 1;
     }
@@ -109,7 +114,7 @@ int main(int argc, char** argv) {
             /* lower triangle; diagonal n: well conditioned, and positive definite for posv; syrk's C
                is full (its upper triangle must come back untouched) */
             a0[il + (size_t)jl * lld] = i == j ? (double)n
-                                        : i > j || routine == SYRK || routine == GETRF || routine == GEQRF ? entry(1, i, j)
+                                        : i > j || routine == SYRK || routine == GETRF || routine == GEQRF || routine == GELS ? entry(1, i, j)
                                         : posv ? entry(1, j, i) : NAN;
         }
     }
@@ -131,6 +136,13 @@ int main(int argc, char** argv) {
         free(work);
         work = malloc(sizeof(double) * (size_t)(lwork > 1 ? lwork : 1));
     }
+    if (routine == GELS) { /* pdgels_'s workspace query, untimed */
+        const int query = -1;
+        pdgels_("N", &n, &n, &nrhs, a0, &one, &one, desca, b0, &one, &one, descb, work, &query, &info);
+        lwork = (int)work[0];
+        free(work);
+        work = malloc(sizeof(double) * (size_t)(lwork > 1 ? lwork : 1));
+    }
     const double alpha = 1.0, beta = 1.0;
     double best = 1e300;
     for (int r = 0; r < runs; ++r) {
@@ -143,6 +155,7 @@ int main(int argc, char** argv) {
         else if (routine == GETRF) pdgetrf_(&n, &n, a, &one, &one, desca, ipiv, &info);
         else if (routine == POTRF) pdpotrf_("L", &n, a, &one, &one, desca, &info);
         else if (routine == GEQRF) pdgeqrf_(&n, &n, a, &one, &one, desca, tau, work, &lwork, &info);
+        else if (routine == GELS) pdgels_("N", &n, &n, &nrhs, a, &one, &one, desca, b, &one, &one, descb, work, &lwork, &info);
         else if (routine == SYRK) pdsyrk_("L", "N", &n, &nrhs, &alpha, b, &one, &one, descb, &beta, a, &one, &one, desca);
         else pdsymm_("L", "L", &n, &nrhs, &alpha, a, &one, &one, desca, x, &one, &one, descb, &beta, b, &one, &one, descb);
         Cblacs_barrier(ctxt, "All");
@@ -167,13 +180,14 @@ int main(int argc, char** argv) {
     /* syrk: n(n+1)·k, LAPACK's count; symm: 2n²·nrhs */
     const double flops = routine == GETRF  ? 2.0 / 3.0 * n * (double)n * n
                          : routine == GEQRF ? 4.0 / 3.0 * n * (double)n * n
+                         : routine == GELS ? 4.0 / 3.0 * n * (double)n * n + 4.0 * n * (double)n * nrhs
                          : routine == POTRF ? n * (double)n * n / 3.0
                          : routine == SYRK ? n * (n + 1.0) * nrhs
                          : routine == SYMM ? 2.0 * n * (double)n * nrhs
                                            : (posv ? n * (double)n * n / 3.0 : 0.0) + (posv ? 2.0 : 1.0) * n * (double)n * nrhs;
     if (myrow == 0 && mycol == 0)
         printf("pd%s n=%d nrhs=%d nb=%d grid=%dx%d runs=%d info=%d best_s=%.6f gflops=%.2f checksum=%.15e "
-               "norm2=%.15e\n", names[routine], n, nrhs, nb, nprow, npcol, runs, posv || routine == GETRF || routine == POTRF || routine == GEQRF ? info : 0, best,
+               "norm2=%.15e\n", names[routine], n, nrhs, nb, nprow, npcol, runs, posv || routine >= GETRF ? info : 0, best,
                flops / best * 1e-9, sums[0], sums[1]);
     free(a0);
     free(a);

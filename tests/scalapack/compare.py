@@ -12,7 +12,7 @@ Runs the drop-in example (a plain ScaLAPACK program) alternately, `--rounds` tim
 Each run reports its best time over `--runs` calls (the slowest process's); the ratio is
 best(scalapack) / best(cala) over all rounds. Not a test: timings are never test assertions.
 
---routine trsm|posv|syrk|symm|getrf|potrf|geqrf runs abi_solve (--exe build/tests/scalapack/abi_solve, B n x --nrhs;
+--routine trsm|posv|syrk|symm|getrf|potrf|geqrf|gels runs abi_solve (--exe build/tests/scalapack/abi_solve, B n x --nrhs;
 syrk: A n x --nrhs);
 scalapack is then the shim preloaded with CALA_SHIM=off. --routine lu-tester runs ScaLAPACK's
 xdlu on one n x n problem (no condition estimation), CALA_SHIM=off against on, and compares the
@@ -75,7 +75,7 @@ def main():
     ap.add_argument("--mpiexec", default="mpiexec.mpich")
     ap.add_argument("--shim", required=True)
     ap.add_argument("--exe", help="scalapack_dropin (gemm) or abi_solve (trsm, posv, syrk, symm)")
-    ap.add_argument("--routine", choices=["gemm", "trsm", "posv", "syrk", "symm", "getrf", "potrf", "geqrf", "lu-tester"], default="gemm")
+    ap.add_argument("--routine", choices=["gemm", "trsm", "posv", "syrk", "symm", "getrf", "potrf", "geqrf", "gels", "lu-tester"], default="gemm")
     ap.add_argument("--nrhs", type=int, default=4096, help="columns of B (trsm, posv, symm), of A (syrk)")
     ap.add_argument("--n", type=int, default=4096)
     ap.add_argument("--shape", help="gemm: MxNxK (C m x n, inner dimension k) instead of n x n x n")
@@ -106,7 +106,7 @@ def main():
     if args.devices:
         configs["cala"] += ["-genv", "CALA_DEVICES", args.devices, "-genv", "CALA_SHIM", "log"]
     cwd = None
-    if args.routine in ("trsm", "posv", "syrk", "symm", "getrf", "potrf", "geqrf"):
+    if args.routine in ("trsm", "posv", "syrk", "symm", "getrf", "potrf", "geqrf", "gels"):
         prog = [args.exe, args.routine, str(args.n), str(args.nrhs), str(args.nb), str(p), str(q), str(args.runs)]
     if args.routine == "lu-tester":
         cwd = tempfile.mkdtemp(prefix="cala_compare_")

@@ -8,7 +8,8 @@ positive definite inverse) through the shim.
 Checks: the shim run finished (a hang is reported with every rank's stack, mpirun.py), and every
 test the plain run PASSED, the shim run PASSED too (the result lines are compared one by one, in
 order: the tester prints one per case); the shim run's own summary counts no failure that the
-plain run does not have; and the shim took calls over (CALA_VERBOSE lines "-> cala:").
+plain run does not have; and the shim took calls over (CALA_VERBOSE lines "-> cala:"): for x?ls,
+p?gels's p?geqrf, p?ormqr (p?unmqr) and p?trsm each at least once.
 
   driver_tester.py --mpiexec mpiexec.mpich --shim .../libcala_scalapack.so --driver lu --type d
 """
@@ -149,6 +150,12 @@ def main():
     # x?qr calls no routine the shim exports (p?geqrf's p?larfb multiplies with local BLAS)
     if not cala and args.driver != "qr":
         errors.append("no call went through cala")
+    # x?ls: ScaLAPACK's own p?gels (the shim has none), whose QR, Qᴴ·B and R solve come to cala.
+    if args.driver == "ls":
+        t = args.type.upper()
+        for r in (f"P{t}GEQRF", f"P{t}{'UNMQR' if t in 'CZ' else 'ORMQR'}", f"P{t}TRSM"):
+            if r not in by_routine:
+                errors.append(f"p?gels's {r} did not go through cala")
     passed_plain = p_res.count("PASSED")
     print(f"{exe}: without the shim {passed_plain} of {len(p_res)} cases PASSED ({p_sum}, {plain.seconds:.0f} s); "
           f"with it {s_res.count('PASSED')} of {len(s_res)} ({s_sum}, {shim.seconds:.0f} s); calls through cala "
