@@ -181,12 +181,13 @@ void trsm_right_upper_lu(index_t m, index_t n, const T* u, index_t ldu, T* b, in
 }
 
 template <class T>
-void trsm_left_lower_unit_lu(index_t m, index_t n, const T* l, index_t ldl, T* b, index_t ldb) {
-    if (m == 0 || n == 0) return;
-    if (m < 16 || n < 2 * m || m > 2147483647) {
+bool trsm_left_lower_unit_lu(index_t m, index_t n, const T* l, index_t ldl, T* b, index_t ldb) {
+    if (m == 0 || n == 0) return false;
+    const auto substitute = [&] {
         trsm(true, true, Op::N, true, m, n, T(1), l, ldl, b, ldb);
-        return;
-    }
+        return false;
+    };
+    if (m < 16 || n < 2 * m || m > 2147483647) return substitute();
     // L⁻¹ (LAPACK ?trtri, unit: the diagonal is not read), then b := L⁻¹·b as an in-place trmm:
     // 3-4x the rate of the BLAS's trsm on a kb x n block row (docs/lu.md).
     std::vector<T> inv(static_cast<std::size_t>(m * m));
@@ -198,25 +199,24 @@ void trsm_left_lower_unit_lu(index_t m, index_t n, const T* l, index_t ldl, T* b
     else if constexpr (std::is_same_v<T, double>) dtrtri_(&lo, &un, &mm, inv.data(), &mm, &info);
     else if constexpr (std::is_same_v<T, std::complex<float>>) ctrtri_(&lo, &un, &mm, inv.data(), &mm, &info);
     else ztrtri_(&lo, &un, &mm, inv.data(), &mm, &info);
-    if (info != 0) throw Error(detail::cat("kernels::trsm_left_lower_unit_lu: LAPACK ?trtri returned ", info));
+    if (info != 0) return substitute();  // (a unit ?trtri has no singular case; never raise mid-factorization)
     // The product's error grows with |L⁻¹|·|L| where substitution's does not. Pivoted multipliers
     // keep |L⁻¹| near 1 (random matrices, n 2048, kb 16-256: at most 2.0-3.9); a larger inverse
-    // (Wilkinson's L: 2^(kb−2)) takes the BLAS's trsm.
-    real_t<T> big = 0;
+    // (Wilkinson's L: 2^(kb−2)) or a NaN in it takes the BLAS's trsm. (With Inf or NaN in b, a
+    // trmm that multiplies its zero-filled triangle may spread them to rows above; the factors
+    // hold NaN either way.)
     for (index_t j = 0; j < m; ++j)
-        for (index_t i = j + 1; i < m; ++i) big = std::max(big, real_t<T>(std::abs(inv[static_cast<std::size_t>(i + j * m)])));
-    if (!(big <= real_t<T>(1024))) {
-        trsm(true, true, Op::N, true, m, n, T(1), l, ldl, b, ldb);
-        return;
-    }
+        for (index_t i = j + 1; i < m; ++i)
+            if (!(std::abs(inv[static_cast<std::size_t>(i + j * m)]) <= real_t<T>(1024))) return substitute();
     trmm(true, true, Op::N, true, m, n, T(1), inv.data(), m, b, ldb);
+    return true;
 }
 
 #define CALA_INST(T)                                                                      \
     template index_t getrf<T>(index_t, index_t, T*, index_t, std::vector<index_t>&);     \
     template index_t getrf_lapack<T>(index_t, index_t, T*, index_t, std::vector<index_t>&); \
     template void trsm_right_upper_lu<T>(index_t, index_t, const T*, index_t, T*, index_t); \
-    template void trsm_left_lower_unit_lu<T>(index_t, index_t, const T*, index_t, T*, index_t);
+    template bool trsm_left_lower_unit_lu<T>(index_t, index_t, const T*, index_t, T*, index_t);
 CALA_FOR_EACH_TYPE(CALA_INST)
 #undef CALA_INST
 

@@ -27,8 +27,9 @@ void trsm_right_upper_lu(index_t m, index_t n, const T* u, index_t ldu, T* b, in
 
 /// b := l⁻¹·b for an m x m unit lower triangular l and an m x n b: LU's U12 = L11⁻¹·A12. Wide
 /// blocks (n >= 2m, m >= 16) go through l⁻¹ (?trtri) and an in-place trmm where every entry of l⁻¹
-/// is at most 1024 in modulus (a pivoted L's is near 1), the BLAS's trsm otherwise.
+/// is at most 1024 in modulus (a pivoted L's is near 1), the BLAS's trsm otherwise. Returns
+/// whether the inverse solved.
 template <class T>
-void trsm_left_lower_unit_lu(index_t m, index_t n, const T* l, index_t ldl, T* b, index_t ldb);
+bool trsm_left_lower_unit_lu(index_t m, index_t n, const T* l, index_t ldl, T* b, index_t ldb);
 
 }  // namespace cala::kernels

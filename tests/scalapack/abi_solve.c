@@ -177,10 +177,10 @@ int main(int argc, char** argv) {
         }
     }
     Cdgsum2d(ctxt, "All", " ", 2, 1, sums, 2, 0, 0);
-    /* syrk: n(n+1)·k, LAPACK's count; symm: 2n²·nrhs */
+    /* syrk: n(n+1)·k, LAPACK's count; symm: 2n²·nrhs; gels: the QR, then Qᴴ·B (2n²·nrhs) and R's solve (n²·nrhs) */
     const double flops = routine == GETRF  ? 2.0 / 3.0 * n * (double)n * n
                          : routine == GEQRF ? 4.0 / 3.0 * n * (double)n * n
-                         : routine == GELS ? 4.0 / 3.0 * n * (double)n * n + 4.0 * n * (double)n * nrhs
+                         : routine == GELS ? 4.0 / 3.0 * n * (double)n * n + 3.0 * n * (double)n * nrhs
                          : routine == POTRF ? n * (double)n * n / 3.0
                          : routine == SYRK ? n * (n + 1.0) * nrhs
                          : routine == SYMM ? 2.0 * n * (double)n * nrhs

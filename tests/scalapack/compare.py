@@ -74,7 +74,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mpiexec", default="mpiexec.mpich")
     ap.add_argument("--shim", required=True)
-    ap.add_argument("--exe", help="scalapack_dropin (gemm) or abi_solve (trsm, posv, syrk, symm)")
+    ap.add_argument("--exe", help="scalapack_dropin (gemm) or abi_solve (trsm, posv, syrk, symm, getrf, potrf, geqrf, gels)")
     ap.add_argument("--routine", choices=["gemm", "trsm", "posv", "syrk", "symm", "getrf", "potrf", "geqrf", "gels", "lu-tester"], default="gemm")
     ap.add_argument("--nrhs", type=int, default=4096, help="columns of B (trsm, posv, symm), of A (syrk)")
     ap.add_argument("--n", type=int, default=4096)

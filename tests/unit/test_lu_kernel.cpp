@@ -161,22 +161,32 @@ TEST_CASE("kernels::getrf divides by a tiny pivot instead of multiplying by its 
 
 namespace {
 
-// X = L⁻¹·B by kernels::trsm_left_lower_unit_lu for an m x m unit lower L with |l| <= 1 (a pivoted
-// panel's multipliers) and an m x n B (ld m + pad): ‖L·X − B‖_F / (‖L‖_F·‖X‖_F·m·eps) small, the
-// same X as the BLAS's trsm to within the conditioning, the padding rows untouched.
+// X = L⁻¹·B by kernels::trsm_left_lower_unit_lu for an m x m unit lower L and an m x n B (ld
+// m + pad): ‖L·X − B‖_F / (‖L‖_F·‖X‖_F·m·eps) small, the same X as the BLAS's trsm to within the
+// conditioning, the padding rows untouched. `pivoted`: L is LAPACK's getrf's of a random matrix (a
+// panel's multipliers: L⁻¹ near 1, so wide blocks must take the inverse); otherwise L's entries
+// are random in [-1, 1] (L⁻¹ grows quickly with m: mostly the trsm past m = 32).
 template <class T>
-void check_left_solve(std::mt19937_64& g, index_t m, index_t n, index_t pad) {
+void check_left_solve(std::mt19937_64& g, index_t m, index_t n, index_t pad, bool pivoted) {
     CAPTURE(m);
     CAPTURE(n);
     CAPTURE(pad);
+    CAPTURE(pivoted);
     const index_t ldl = m + 3, ldb = std::max<index_t>(1, m + pad);
-    std::vector<T> l(static_cast<std::size_t>(ldl * std::max<index_t>(m, 1)), T(7));  // the upper part is not read
+    std::vector<T> l(static_cast<std::size_t>(ldl * std::max<index_t>(m, 1)));
+    for (T& x : l) x = rnd<T>(g);
+    if (pivoted) {
+        std::vector<index_t> piv;
+        cala::kernels::getrf_lapack(m, m, l.data(), ldl, piv);
+    }
     for (index_t j = 0; j < m; ++j)
-        for (index_t i = j + 1; i < m; ++i) l[i + j * ldl] = rnd<T>(g);
+        for (index_t i = 0; i <= j; ++i) l[i + j * ldl] = T(7);  // the diagonal and above are not read
     std::vector<T> b(static_cast<std::size_t>(ldb * std::max<index_t>(n, 1)));
     for (T& x : b) x = rnd<T>(g);
     std::vector<T> x(b), ref(b);
-    cala::kernels::trsm_left_lower_unit_lu(m, n, l.data(), ldl, x.data(), ldb);
+    const bool inverse = cala::kernels::trsm_left_lower_unit_lu(m, n, l.data(), ldl, x.data(), ldb);
+    if (m < 16 || n < 2 * m) CHECK_FALSE(inverse);
+    else if (pivoted) CHECK(inverse);
     cala::kernels::trsm(true, true, cala::Op::N, true, m, n, T(1), l.data(), ldl, ref.data(), ldb);
     double res = 0, ln = 0, xn = 0, diff = 0, refn = 0;
     for (index_t j = 0; j < m; ++j)
@@ -204,9 +214,11 @@ void check_left_solve(std::mt19937_64& g, index_t m, index_t n, index_t pad) {
 TEST_CASE_TEMPLATE("kernels::trsm_left_lower_unit_lu solves as the BLAS's trsm does", T, float, double,
                    std::complex<float>, std::complex<double>) {
     std::mt19937_64 g(std::random_device{}());
-    // m < 16 and n < 2m take the trsm; the rest the inverse and trmm.
-    for (index_t m : {0, 1, 15, 16, 17, 64, 100})
-        for (index_t n : {0, 1, 31, 32, 33, 200, 513}) check_left_solve<T>(g, m, n, n % 3);
+    // m < 16 and n < 2m take the trsm; the rest the inverse and trmm (pivoted L), threaded where
+    // m·m·n >= 64³ (64 x 513, 100 x 513).
+    for (const bool pivoted : {true, false})
+        for (index_t m : {0, 1, 15, 16, 17, 64, 100})
+            for (index_t n : {0, 1, 31, 32, 33, 200, 513}) check_left_solve<T>(g, m, n, n % 3, pivoted);
 }
 
 TEST_CASE("kernels::trsm_left_lower_unit_lu on Wilkinson's L and a bidiagonal L is exact") {
@@ -222,9 +234,22 @@ TEST_CASE("kernels::trsm_left_lower_unit_lu on Wilkinson's L and a bidiagonal L 
             std::vector<double> l(static_cast<std::size_t>(m * m), 0.0), b(static_cast<std::size_t>(m * n), 1.0);
             for (index_t j = 0; j < m; ++j)
                 for (index_t i = j + 1; i < (wilkinson ? m : std::min(j + 2, m)); ++i) l[i + j * m] = -1.0;
-            cala::kernels::trsm_left_lower_unit_lu(m, n, l.data(), m, b.data(), m);
+            CHECK(cala::kernels::trsm_left_lower_unit_lu(m, n, l.data(), m, b.data(), m) == !wilkinson);
             for (index_t j = 0; j < n; ++j)
                 for (index_t i = 0; i < m; ++i)
                     CHECK(b[i + j * m] == (wilkinson ? std::ldexp(1.0, static_cast<int>(i)) : double(i + 1)));
         }
+}
+
+TEST_CASE("kernels::trsm_left_lower_unit_lu takes the trsm for a NaN in L, and NaN spreads as there") {
+    // A NaN multiplier makes L⁻¹'s entries below it NaN: the guard sends the solve to the trsm, the
+    // NaN's row is NaN and the rows above it stay finite.
+    const index_t m = 32, n = 80;
+    std::mt19937_64 g(std::random_device{}());
+    std::vector<double> l(static_cast<std::size_t>(m * m), 0.0), b(static_cast<std::size_t>(m * n));
+    for (double& x : b) x = rnd<double>(g);
+    l[20 + 5 * m] = std::numeric_limits<double>::quiet_NaN();
+    CHECK_FALSE(cala::kernels::trsm_left_lower_unit_lu(m, n, l.data(), m, b.data(), m));
+    for (index_t j = 0; j < n; ++j)
+        for (index_t i = 0; i <= 20; ++i) CHECK(std::isnan(b[i + j * m]) == (i == 20));  // below: the BLAS's 0·NaN
 }
