@@ -1,5 +1,5 @@
 // LU of panels: a recursive getrf on BLIS (LAPACK ?getrf kept beside it as the reference); the
-// L21 solve of LU that tolerates zero pivots.
+// L21 solve of LU that tolerates zero pivots; the U12 solve through L11⁻¹ where it is tame.
 
 #include "kernels/lapack_lu.hpp"
 
