@@ -28,7 +28,8 @@ template <> struct Blis<float> { using type = float; };
 template <> struct Blis<double> { using type = double; };
 template <> struct Blis<std::complex<float>> { using type = scomplex; };
 template <> struct Blis<std::complex<double>> { using type = dcomplex; };
-template <class T> auto* bl(T* p) { return reinterpret_cast<typename Blis<std::remove_const_t<T>>::type*>(const_cast<std::remove_const_t<T>*>(p)); }
+template <class T> using Blis_t = typename Blis<std::remove_const_t<T>>::type;
+template <class T> auto* bl(T* p) { return reinterpret_cast<Blis_t<T>*>(const_cast<std::remove_const_t<T>*>(p)); }
 
 thread_local int tl_threads = 0;
 
@@ -236,40 +237,33 @@ int threads() noexcept { return tl_threads > 0 ? tl_threads : omp_get_max_thread
 ThreadScope::ThreadScope(int n) noexcept : saved_(tl_threads) { tl_threads = n < 1 ? 1 : n; }
 ThreadScope::~ThreadScope() { tl_threads = saved_; }
 
-// trsm and trmm: one call on OpenBLAS or BLIS, one thread below 64³ multiply-adds.
-template <class T, class OnOpenBlas, class OnBlis>
-void triangular(bool left, index_t m, index_t n, index_t lda, index_t ldb, OnOpenBlas&& on_openblas, OnBlis&& on_blis) {
+// trsm (solve) or trmm: one call on OpenBLAS or BLIS, one thread below 64³ multiply-adds.
+template <class T>
+void triangular(bool solve, bool left, bool lower, Op op_a, bool unit, index_t m, index_t n, T alpha, const T* a,
+                index_t lda, T* b, index_t ldb) {
     if (m == 0 || n == 0) return;
     const int t = double(m) * double(n) * double(left ? m : n) < 64.0 * 64.0 * 64.0 ? 1 : threads();
     if (const OpenBlas* ob = openblas_for(t, {m, n, lda, ldb})) {
         OmpThreads scope(*ob, t);
-        on_openblas(*ob);
+        (solve ? ob_trsm<T> : ob_trmm<T>)(*ob, left, lower, op_a, unit, m, n, alpha, a, lda, b, ldb);
         return;
     }
     Rntm r(t);
-    on_blis(&r.r);
+    (solve ? blis_trsm_ex<Blis_t<T>> : blis_trmm_ex<Blis_t<T>>)(
+        left ? BLIS_LEFT : BLIS_RIGHT, blis_uplo(lower), blis_trans(op_a), unit ? BLIS_UNIT_DIAG : BLIS_NONUNIT_DIAG, m,
+        n, bl(&alpha), bl(a), lda, bl(b), ldb, &r.r);
 }
 
 template <class T>
 void trsm(bool left, bool lower, Op op_a, bool unit, index_t m, index_t n, T alpha, const T* a, index_t lda,
           T* b, index_t ldb) {
-    triangular<T>(
-        left, m, n, lda, ldb, [&](const OpenBlas& ob) { ob_trsm(ob, left, lower, op_a, unit, m, n, alpha, a, lda, b, ldb); },
-        [&](rntm_t* r) {
-            blis_trsm_ex(left ? BLIS_LEFT : BLIS_RIGHT, blis_uplo(lower), blis_trans(op_a),
-                         unit ? BLIS_UNIT_DIAG : BLIS_NONUNIT_DIAG, m, n, bl(&alpha), bl(a), lda, bl(b), ldb, r);
-        });
+    triangular(true, left, lower, op_a, unit, m, n, alpha, a, lda, b, ldb);
 }
 
 template <class T>
 void trmm(bool left, bool lower, Op op_a, bool unit, index_t m, index_t n, T alpha, const T* a, index_t lda,
           T* b, index_t ldb) {
-    triangular<T>(
-        left, m, n, lda, ldb, [&](const OpenBlas& ob) { ob_trmm(ob, left, lower, op_a, unit, m, n, alpha, a, lda, b, ldb); },
-        [&](rntm_t* r) {
-            blis_trmm_ex(left ? BLIS_LEFT : BLIS_RIGHT, blis_uplo(lower), blis_trans(op_a),
-                         unit ? BLIS_UNIT_DIAG : BLIS_NONUNIT_DIAG, m, n, bl(&alpha), bl(a), lda, bl(b), ldb, r);
-        });
+    triangular(false, left, lower, op_a, unit, m, n, alpha, a, lda, b, ldb);
 }
 
 template <class T>
