@@ -256,12 +256,13 @@ void ormqr_left_engine(const QrGeom& g, int r, int c, const Comm& row, const Com
         if (g.q() > 1 && mr > 0) row.ibcast(tmat, w * w + mr * w, g.co(l)).wait();
         if (nc == 0 || (mr == 0 && !reduce)) continue;
         T* cc = cm + g.row0(l, r);
-        if (mr > 0) kernels::gemm(Op::C, Op::N, w, nc, mr, T(1), v, ldv, cc, ldc, T(0), wbuf, w);
-        else kernels::scale(w, nc, T(0), wbuf, w);
+        // Wᴴ = Cᴴ·V (nc x w), as in geqrf's update.
+        if (mr > 0) kernels::gemm(Op::C, Op::N, nc, w, mr, T(1), cc, ldc, v, ldv, T(0), wbuf, nc);
+        else kernels::scale(nc, w, T(0), wbuf, nc);
         if (reduce) col.iallreduce_sum(wbuf, w * nc).wait();
         if (mr == 0) continue;
         // Q·C = C − V·(T·W); Qᴴ·C = C − V·(Tᴴ·W).
-        kernels::gemm(forward ? Op::C : Op::N, Op::N, w, nc, w, T(1), tmat, w, wbuf, w, T(0), zbuf, w);
+        kernels::gemm(forward ? Op::C : Op::N, Op::C, w, nc, w, T(1), tmat, w, wbuf, nc, T(0), zbuf, w);
         kernels::gemm(Op::N, Op::N, mr, nc, w, T(-1), v, ldv, zbuf, w, T(1), cc, ldc);
     }
 }
