@@ -26,6 +26,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "concurrent_ref.hpp"
+#include "kernels/lapack_qr.hpp"
 #include "scalapack_qr.hpp"
 
 namespace cala::bench {
@@ -113,6 +114,7 @@ void run_geqrf(const GeqrfArgs& args, int p, int q) {
         {"grid", std::to_string(p) + "x" + std::to_string(q)}, {"lookahead", args.lookahead},
         {"variant", to_string(geqrf_variant(a.layout(), opts, sizeof(T)))},
         {"delay", geqrf_delay(a.layout(), opts, sizeof(T))},
+        {"qr_panel", kernels::panel_qr_choice().reason},  // rank 0's (each rank measures its own)
         {"ranks", grid.comm().size()}, {"threads", args.threads}, {"threads_from", args.threads_from},
         {"runs", args.count_only ? 1 : args.runs},
         {"words_max", max_over_ranks(tr.words(), comm)}, {"words_model_max", max_over_ranks(model.words, comm)},
