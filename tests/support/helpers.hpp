@@ -15,16 +15,9 @@
 #include <vector>
 
 #include "cala/cala.hpp"
+#include "random_value.hpp"
 
 namespace cala::test {
-
-/// Fresh random values each call (seeded from a counter and the rank).
-template <class T>
-T random_value(std::mt19937_64& g) {
-    std::uniform_real_distribution<real_t<T>> u(-1, 1);
-    if constexpr (is_complex_v<T>) return T(u(g), u(g));
-    else return u(g);
-}
 
 inline std::mt19937_64& rng() {
     static std::mt19937_64 g([] {

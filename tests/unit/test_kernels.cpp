@@ -9,17 +9,12 @@
 #include <vector>
 
 #include "kernels/blas.hpp"
+#include "support/random_value.hpp"
 
 using cala::index_t;
 using cala::Op;
 
 namespace {
-template <class T>
-T rnd(std::mt19937_64& g) {
-    std::uniform_real_distribution<cala::real_t<T>> u(-1, 1);
-    if constexpr (cala::is_complex_v<T>) return T(u(g), u(g));
-    else return u(g);
-}
 template <class T>
 T at(Op op, const std::vector<T>& x, index_t ld, index_t i, index_t j) {
     return op == Op::N ? x[i + j * ld] : cala::conj_if(x[j + i * ld], op == Op::C);
@@ -35,10 +30,10 @@ struct Product {
             index_t pad_c)
         : oa(oa_), ob(ob_), m(m_), n(n_), k(k_), lda((oa_ == Op::N ? m_ : k_) + pad_a),
           ldb((ob_ == Op::N ? k_ : n_) + pad_b), ldc(m_ + pad_c), a(lda * (oa_ == Op::N ? k_ : m_)),
-          b(ldb * (ob_ == Op::N ? n_ : k_)), c(ldc * n_), alpha(rnd<T>(g)), beta(rnd<T>(g)) {
-        for (auto& x : a) x = rnd<T>(g);
-        for (auto& x : b) x = rnd<T>(g);
-        for (auto& x : c) x = rnd<T>(g);
+          b(ldb * (ob_ == Op::N ? n_ : k_)), c(ldc * n_), alpha(cala::test::random_value<T>(g)), beta(cala::test::random_value<T>(g)) {
+        for (auto& x : a) x = cala::test::random_value<T>(g);
+        for (auto& x : b) x = cala::test::random_value<T>(g);
+        for (auto& x : c) x = cala::test::random_value<T>(g);
     }
     void run(std::vector<T>& out) const {
         cala::kernels::gemm(oa, ob, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta, out.data(), ldc);
@@ -119,8 +114,8 @@ TEST_CASE_TEMPLATE("kernels::copy and kernels::add apply op", T, double, std::co
     std::mt19937_64 g(3);
     const index_t m = 37, n = 45;
     std::vector<T> a(m * n), t(n * m), c(n * m), c0;
-    for (auto& x : a) x = rnd<T>(g);
-    for (auto& x : c) x = rnd<T>(g);
+    for (auto& x : a) x = cala::test::random_value<T>(g);
+    for (auto& x : c) x = cala::test::random_value<T>(g);
     c0 = c;
 
     cala::kernels::copy(Op::C, m, n, a.data(), m, t.data(), n);
@@ -138,13 +133,13 @@ TEST_CASE_TEMPLATE("kernels::syrk: alpha·op(a)·op(a)ᵀ + beta·c on one trian
     std::mt19937_64 g(11);
     const index_t n = 301, k = 13, lda = 320, ldc = 305;  // n: two column panels
     std::vector<T> a(lda * n);
-    for (auto& x : a) x = rnd<T>(g);
-    const T alpha = rnd<T>(g), nan = T(std::numeric_limits<cala::real_t<T>>::quiet_NaN());
+    for (auto& x : a) x = cala::test::random_value<T>(g);
+    const T alpha = cala::test::random_value<T>(g), nan = T(std::numeric_limits<cala::real_t<T>>::quiet_NaN());
     for (Op op : {Op::N, Op::T})
         for (bool lower : {true, false})
-            for (T beta : {T(0), rnd<T>(g)}) {
+            for (T beta : {T(0), cala::test::random_value<T>(g)}) {
                 std::vector<T> c(ldc * n), c0;
-                for (auto& x : c) x = beta == T(0) ? nan : rnd<T>(g);
+                for (auto& x : c) x = beta == T(0) ? nan : cala::test::random_value<T>(g);
                 c0 = c;
                 cala::kernels::syrk(lower, op, n, k, alpha, a.data(), lda, beta, c.data(), ldc);
                 double err = 0;

@@ -15,18 +15,12 @@
 
 #include "kernels/blas.hpp"
 #include "kernels/lapack_lu.hpp"
+#include "support/random_value.hpp"
 
 using cala::index_t;
 using cala::real_t;
 
 namespace {
-
-template <class T>
-T rnd(std::mt19937_64& g) {
-    std::uniform_real_distribution<real_t<T>> u(-1, 1);
-    if constexpr (cala::is_complex_v<T>) return T(u(g), u(g));
-    else return u(g);
-}
 
 // ‖P·A − L·U‖_F / (‖A‖_F · max(m, n) · eps) for the factors f (ld lda) of a (ld lda) with ipiv.
 template <class T>
@@ -59,7 +53,7 @@ void check_shape(std::mt19937_64& g, index_t m, index_t n, index_t pad, const st
     CAPTURE(pad);
     const index_t lda = std::max<index_t>(1, m + pad);
     std::vector<T> a(static_cast<std::size_t>(lda * std::max<index_t>(n, 1)));
-    for (T& x : a) x = rnd<T>(g);
+    for (T& x : a) x = cala::test::random_value<T>(g);
     for (index_t c : zero_cols)
         if (c < n)
             for (index_t i = 0; i < m; ++i) a[i + c * lda] = T(0);
@@ -110,7 +104,7 @@ TEST_CASE_TEMPLATE("kernels::getrf reports the first exactly zero pivot as LAPAC
     // A column that is zero below a nonzero top entry still pivots (nonzero pivot, no info).
     const index_t m = 40, n = 24;
     std::vector<T> a(static_cast<std::size_t>(m * n));
-    for (T& x : a) x = rnd<T>(g);
+    for (T& x : a) x = cala::test::random_value<T>(g);
     for (index_t j = 0; j < n; ++j)
         for (index_t i = 0; i < m; ++i)
             if (j == 5) a[i + j * m] = T(0);
@@ -148,7 +142,7 @@ TEST_CASE("kernels::getrf divides by a tiny pivot instead of multiplying by its 
     const index_t m = 12, n = 12;
     std::mt19937_64 g(std::random_device{}());
     std::vector<double> a(static_cast<std::size_t>(m * n));
-    for (double& x : a) x = rnd<double>(g) * 1e-310;
+    for (double& x : a) x = cala::test::random_value<double>(g) * 1e-310;
     std::vector<double> mine(a), ref(a);
     std::vector<index_t> pm, pr;
     CHECK(cala::kernels::getrf(m, n, mine.data(), m, pm) == getf2_dividing(m, n, ref, pr));
@@ -174,7 +168,7 @@ void check_left_solve(std::mt19937_64& g, index_t m, index_t n, index_t pad, boo
     CAPTURE(pivoted);
     const index_t ldl = m + 3, ldb = std::max<index_t>(1, m + pad);
     std::vector<T> l(static_cast<std::size_t>(ldl * std::max<index_t>(m, 1)));
-    for (T& x : l) x = rnd<T>(g);
+    for (T& x : l) x = cala::test::random_value<T>(g);
     if (pivoted) {
         std::vector<index_t> piv;
         cala::kernels::getrf_lapack(m, m, l.data(), ldl, piv);
@@ -182,7 +176,7 @@ void check_left_solve(std::mt19937_64& g, index_t m, index_t n, index_t pad, boo
     for (index_t j = 0; j < m; ++j)
         for (index_t i = 0; i <= j; ++i) l[i + j * ldl] = T(7);  // the diagonal and above are not read
     std::vector<T> b(static_cast<std::size_t>(ldb * std::max<index_t>(n, 1)));
-    for (T& x : b) x = rnd<T>(g);
+    for (T& x : b) x = cala::test::random_value<T>(g);
     std::vector<T> x(b), ref(b);
     const bool inverse = cala::kernels::trsm_left_lower_unit_lu(m, n, l.data(), ldl, x.data(), ldb);
     if (m < 16 || n < 2 * m) CHECK_FALSE(inverse);
@@ -247,7 +241,7 @@ TEST_CASE("kernels::trsm_left_lower_unit_lu takes the trsm for a NaN in L, and N
     const index_t m = 32, n = 80;
     std::mt19937_64 g(std::random_device{}());
     std::vector<double> l(static_cast<std::size_t>(m * m), 0.0), b(static_cast<std::size_t>(m * n));
-    for (double& x : b) x = rnd<double>(g);
+    for (double& x : b) x = cala::test::random_value<double>(g);
     l[20 + 5 * m] = std::numeric_limits<double>::quiet_NaN();
     CHECK_FALSE(cala::kernels::trsm_left_lower_unit_lu(m, n, l.data(), m, b.data(), m));
     for (index_t j = 0; j < n; ++j)

@@ -15,6 +15,7 @@
 
 #include "kernels/blas.hpp"
 #include "kernels/openblas.hpp"
+#include "support/random_value.hpp"
 
 using cala::index_t;
 using cala::Op;
@@ -23,16 +24,9 @@ namespace k = cala::kernels;
 namespace {
 
 template <class T>
-T rnd(std::mt19937_64& g) {
-    std::uniform_real_distribution<cala::real_t<T>> u(-1, 1);
-    if constexpr (cala::is_complex_v<T>) return T(u(g), u(g));
-    else return u(g);
-}
-
-template <class T>
 std::vector<T> random(std::mt19937_64& g, index_t n) {
     std::vector<T> v(static_cast<std::size_t>(n));
-    for (auto& x : v) x = rnd<T>(g);
+    for (auto& x : v) x = cala::test::random_value<T>(g);
     return v;
 }
 
@@ -111,7 +105,7 @@ TEST_CASE_TEMPLATE("kernels::gemm on OpenBLAS matches BLIS for every op pair and
                     const auto b = random<T>(g, ldb * (ob == Op::N ? n : kk));
                     auto c0 = random<T>(g, ldc * n);
                     if (beta_zero) c0[0] = std::numeric_limits<cala::real_t<T>>::quiet_NaN();  // must not leak
-                    const T alpha = rnd<T>(g), beta = beta_zero ? T(0) : rnd<T>(g);
+                    const T alpha = cala::test::random_value<T>(g), beta = beta_zero ? T(0) : cala::test::random_value<T>(g);
                     std::vector<T> c_blis = c0, c_ob = c0;
 
                     both([&](bool on_ob) {
@@ -145,7 +139,7 @@ TEST_CASE_TEMPLATE("kernels::trsm on OpenBLAS matches BLIS for every side, trian
                         if (unit)  // off-diagonal entries small enough that the unit triangle is well conditioned too
                             for (auto& x : a) x *= T(1.0 / double(na));
                         const auto b0 = random<T>(g, ldb * n);
-                        const T alpha = rnd<T>(g);
+                        const T alpha = cala::test::random_value<T>(g);
                         std::vector<T> x_blis = b0, x_ob = b0;
 
                         both([&](bool on_ob) {
