@@ -122,7 +122,7 @@ void larfg(index_t n, T& alpha, T* x, T& tau) {
         return;
     }
     const R beta = -std::copysign(std::hypot(ar, ai, xnorm), ar);
-    const R safmin = std::numeric_limits<R>::min() / std::numeric_limits<R>::epsilon();
+    const R safmin = std::numeric_limits<R>::min() / eps;
     if (std::abs(beta) < safmin) {
         lapack_larfg(n, alpha, x, tau);
         return;
