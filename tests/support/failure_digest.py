@@ -3,6 +3,7 @@
 meson's own error logs (printed as each test fails) are long gone.
 
     tests/support/failure_digest.py BUILD_DIR
+    tests/support/failure_digest.py --machine BUILD_DIR   (the machine lines alone)
 
 For each test in BUILD_DIR/meson-logs/testlog.json that did not pass: its name, result and time,
 the lines that say why (doctest's ERROR / CHECK / values / CAPTURE lines, a cala error, an
@@ -54,6 +55,14 @@ def blas_choice(build: pathlib.Path) -> list:
 
 
 def main() -> int:
+    if len(sys.argv) < 2 or (sys.argv[1] == "--machine" and len(sys.argv) < 3):
+        print("usage: failure_digest.py BUILD_DIR | --machine BUILD_DIR")
+        return 2
+    if sys.argv[1] == "--machine":  # the machine and libcala's BLAS choice alone (.ci/run's last lines)
+        print(f"machine: {machine()}")
+        for l in blas_choice(pathlib.Path(sys.argv[2])):
+            print("  " + l[:400])
+        return 0
     log = pathlib.Path(sys.argv[1]) / "meson-logs" / "testlog.json"
     if not log.exists():
         print(f"failure digest: no {log}")
