@@ -5,7 +5,8 @@ meson's own error logs (printed as each test fails) are long gone.
     tests/support/failure_digest.py BUILD_DIR
     tests/support/failure_digest.py --machine BUILD_DIR   (the machine lines alone)
 
-For each test in BUILD_DIR/meson-logs/testlog.json that did not pass: its name, result and time,
+For each test in BUILD_DIR/meson-logs/testlog*.json (the newest: meson names it after a --setup)
+that did not pass: its name, result and time,
 the lines that say why (doctest's ERROR / CHECK / values / CAPTURE lines, a cala error, an
 MPI abort), then its last lines; and the machine (CPU model, family/model, AVX-512, libcala's
 BLAS choice), since a failure seen on one kind of CPU may not show on another.
@@ -63,10 +64,13 @@ def main() -> int:
         for l in blas_choice(pathlib.Path(sys.argv[2])):
             print("  " + l[:400])
         return 0
-    log = pathlib.Path(sys.argv[1]) / "meson-logs" / "testlog.json"
-    if not log.exists():
-        print(f"failure digest: no {log}")
+    # meson writes testlog.json, or testlog-SETUP.json under --setup / --wrapper: the newest is
+    # the run that just failed.
+    logs = sorted((pathlib.Path(sys.argv[1]) / "meson-logs").glob("testlog*.json"), key=lambda p: p.stat().st_mtime)
+    if not logs:
+        print(f"failure digest: no test log in {sys.argv[1]}/meson-logs")
         return 0
+    log = logs[-1]
     failed = []
     for line in log.read_text(errors="replace").splitlines():
         try:
@@ -75,7 +79,7 @@ def main() -> int:
             continue
         if rec.get("result") not in PASSING:
             failed.append(rec)
-    print(f"=== failure digest: {len(failed)} test(s) did not pass; machine: {machine()}")
+    print(f"=== failure digest ({log.name}): {len(failed)} test(s) did not pass; machine: {machine()}")
     for l in blas_choice(pathlib.Path(sys.argv[1])):
         print("  " + l[:400])
     for rec in failed[:6]:
