@@ -12,7 +12,9 @@
     the in-core reference and efficiency; bad combinations with --resident refused, clearly;
   - potrf --resident host on 1 and 2 ranks (1x1, 1x2 Upper, 2x1, and the layered Repl / ReplPart
     on 1x1x2): the same checks against resident_potrf_cost and the in-core potrf on rank 0's device;
-  - --trace with --panel all: a clear error (CLI11's exit status for invalid arguments).
+  - --trace with --panel all: a clear error (CLI11's exit status for invalid arguments);
+  - stencil --json: a line per depth, messages, words and redundant updates == the model's, and
+    the model's time per step a positive number of seconds.
 """
 import argparse
 import json
@@ -120,6 +122,23 @@ def main():
         check(any(e["pid"] == 0 and e["cat"] == "transfer" for e in ev), "mw trace: transfers on the master")
         check(any(e["pid"] in (1, 2) and e["cat"] == "gemm" for e in ev), "mw trace: block products on the workers")
         check(all(any(e["pid"] == r and e["cat"] == "wait" for e in ev) for r in (1, 2)), "mw trace: waits on every worker")
+
+        # stencil: counters == model, and the model's time per step a real prediction (stop 61: a
+        # helper taking integers cut it to 0 s in every line). Exit 3 is an in-cache roofline above 1.
+        p = run([mpi, "-n", "2", bench, "--json", "stencil", "--dim", "2", "--n", "512", "--grid", "1x2",
+                 "--stencil", "5pt", "--depth", "1,2", "--steps", "8", "--runs", "1"], {"OMP_NUM_THREADS": "1"}, d)
+        check(p.returncode in (0, 3), f"stencil: exit status 0 or 3 (got {p.returncode})")
+        lines = json_lines(p.stdout)
+        check([l.get("depth") for l in lines] == [1, 2], "stencil --json: a line per depth (1, 2)")
+        for l in lines:
+            s = l.get("depth")
+            for f in ("msgs", "words", "redundant_updates"):
+                check(l.get(f + "_per_step") == l.get("model_" + f + "_per_step"),
+                      f"stencil depth {s}: {f}_per_step == model ({l.get(f + '_per_step')}, {l.get('model_' + f + '_per_step')})")
+            for f in ("model_time_per_step_s", "target_time_per_step_s", "time_per_step_s"):
+                v = l.get(f, 0)
+                check(isinstance(v, float) and 0 < v < 10, f"stencil depth {s}: {f} in (0, 10) s ({v})")
+            check(l.get("model_best_depth", 0) >= 1, f"stencil depth {s}: model_best_depth >= 1")
 
         # gemm: the table and the results file
         p = run([mpi, "-n", "2", bench, "gemm", "--m", "512", "--n", "512", "--k", "512", "--grid", "1x2",
